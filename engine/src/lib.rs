@@ -1,0 +1,9 @@
+//! choudoufu: a Terraform-compatible engine that keeps no state file.
+//!
+//! The live system is the state. Modules are declared in the order data flows
+//! through the engine; see ARCHITECTURE.md for the map.
+
+pub mod addr;
+
+/// The engine's version, as `choudoufu version` prints it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
