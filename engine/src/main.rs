@@ -3,7 +3,10 @@
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "choudoufu", about = "A Terraform-compatible engine that keeps no state file")]
+#[command(
+    name = "choudoufu",
+    about = "A Terraform-compatible engine that keeps no state file"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,1 +1,186 @@
-fn main() {}
+//! `gauntlet`: run estates and show their evidence.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand};
+
+use gauntlet::estate;
+use gauntlet::report;
+use gauntlet::runner::{self, Options};
+use gauntlet::stage::{Breaks, StageId, Toggle};
+
+#[derive(Parser)]
+#[command(
+    name = "gauntlet",
+    about = "Runs estates through their life on twin substrates against stock terraform"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(clap::Args)]
+struct Dirs {
+    /// Where the estates live.
+    #[arg(long, value_name = "DIR")]
+    estates_dir: Option<PathBuf>,
+    /// Where evidence pages are written.
+    #[arg(long, value_name = "DIR")]
+    reports_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run every stage of one estate and write its evidence page.
+    Run {
+        /// The estate's name: a folder under estates/.
+        estate: String,
+        /// Turn on a BREAK toggle (repeatable); BREAK_<NAME>=1 does the same.
+        #[arg(long = "break", value_name = "NAME")]
+        breaks: Vec<Toggle>,
+        /// Loopback ports for the estate and oracle twins, as A,B; free ones
+        /// are chosen when left out.
+        #[arg(long, value_name = "A,B", value_parser = parse_ports)]
+        ports: Option<(u16, u16)>,
+        /// Run no stage after this one (a stage name such as cold-deploy).
+        #[arg(long, value_name = "STAGE")]
+        stop_after: Option<StageId>,
+        #[command(flatten)]
+        dirs: Dirs,
+        /// Scratch space for working copies and logs [default: .gauntlet/<estate>].
+        #[arg(long, value_name = "DIR")]
+        work_dir: Option<PathBuf>,
+    },
+    /// List the estates and their last verdicts.
+    List {
+        #[command(flatten)]
+        dirs: Dirs,
+    },
+    /// List the BREAK toggles and what each corrupts.
+    Breaks,
+}
+
+fn parse_ports(s: &str) -> Result<(u16, u16), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("{s:?}: expected two ports as A,B"))?;
+    let p = |x: &str| {
+        x.trim()
+            .parse::<u16>()
+            .map_err(|_| format!("{x:?} is not a port number"))
+    };
+    let (a, b) = (p(a)?, p(b)?);
+    if a == b {
+        return Err(format!(
+            "the two twins need two different ports, not {a} twice"
+        ));
+    }
+    Ok((a, b))
+}
+
+/// The workspace: the current directory if it holds `live/aws-lane.toml`,
+/// else the one this binary was built from.
+fn workspace() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    if cwd.join("live/aws-lane.toml").is_file() {
+        return cwd;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or(cwd)
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gauntlet: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    let root = workspace();
+    match cli.command {
+        Cmd::Run {
+            estate,
+            breaks,
+            ports,
+            stop_after,
+            dirs,
+            work_dir,
+        } => {
+            gauntlet::process::install_interrupt_handler();
+            let reports = dirs.reports_dir.unwrap_or_else(|| root.join("reports"));
+            let opts = Options {
+                work_dir: work_dir.unwrap_or_else(|| root.join(".gauntlet").join(&estate)),
+                estates_dir: dirs.estates_dir.unwrap_or_else(|| root.join("estates")),
+                venv: std::env::var_os("GAUNTLET_VENV")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| root.join(".venv")),
+                breaks: Breaks::new(&breaks, |k| std::env::var(k).ok()),
+                ports,
+                stop_after,
+                root,
+                estate,
+            };
+            let record = runner::run(&opts);
+            if let Some(e) = &record.error {
+                eprintln!("gauntlet: {e}");
+            }
+            for s in record.stages.iter().filter(|s| s.duration_ms.is_some()) {
+                println!("{}: {}", s.title, s.verdict.word());
+                if !s.failed.is_empty() {
+                    println!("  failed: {}", s.failed.join(", "));
+                }
+            }
+            // A name that could not be an estate gets no page of its own.
+            if estate::valid_name(&record.estate) {
+                let (json, md) = report::write(&reports, &record)
+                    .with_context(|| format!("writing the evidence to {}", reports.display()))?;
+                println!("{}", record.verdict_line());
+                println!("Evidence: {} and {}", md.display(), json.display());
+            }
+            Ok(ExitCode::from(record.exit_code.clamp(0, 255) as u8))
+        }
+        Cmd::List { dirs } => {
+            let estates_dir = dirs.estates_dir.unwrap_or_else(|| root.join("estates"));
+            let reports = dirs.reports_dir.unwrap_or_else(|| root.join("reports"));
+            let names = estate::names(&estates_dir);
+            if names.is_empty() {
+                bail!("no estates in {}", estates_dir.display());
+            }
+            let width = names.iter().map(String::len).max().unwrap_or(0);
+            for name in names {
+                match report::last(&reports, &name) {
+                    Some(r) => println!(
+                        "{name:<width$}  {}  ({}; {} at {})",
+                        r.verdict_line(),
+                        report::tally(&r),
+                        r.started_at,
+                        r.commit
+                    ),
+                    None => println!("{name:<width$}  never run"),
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Breaks => {
+            for t in Toggle::ALL {
+                println!(
+                    "{:<22} {:<28} {}: {}",
+                    t.name(),
+                    t.env(),
+                    t.stage().title(),
+                    t.what()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,511 @@
+//! An estate: a terraform root, its `live` settings and its stage knobs.
+//!
+//! `estates/<name>/` holds the root's `.tf` files, `live.hcl` (the engine's
+//! settings, in a file stock terraform does not load) and `estate.toml`, the
+//! manifest the gauntlet reads. The manifest is parsed into [`RawManifest`]
+//! and then checked into [`Estate`], the only form the runner sees.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use engine::addr::ResourceInstanceAddr;
+use serde::Deserialize;
+
+/// Why an estate cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum EstateError {
+    #[error("no estate named {name:?} in {dir}; known estates: {known}")]
+    Unknown {
+        name: String,
+        dir: PathBuf,
+        known: String,
+    },
+    #[error("{path}: {message}")]
+    Malformed { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// `estate.toml` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawManifest {
+    pub description: String,
+    pub set: String,
+    pub lane: String,
+    #[serde(default)]
+    pub preexisting: RawPreexisting,
+    #[serde(default)]
+    pub undeclared: Vec<RawUndeclared>,
+    pub knobs: RawKnobs,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPreexisting {
+    #[serde(default)]
+    pub buckets: Vec<String>,
+    #[serde(default)]
+    pub queues: Vec<String>,
+    #[serde(default)]
+    pub roles: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum RawUndeclared {
+    S3Object {
+        bucket: String,
+        key: String,
+        body: String,
+    },
+    SqsMessage {
+        queue: String,
+        body: String,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKnobs {
+    pub state_rm_address: String,
+    pub missing_parameter: String,
+    pub stamped_queue: String,
+    pub resurrected_parameter: String,
+    pub lost_preexisting_queue: String,
+}
+
+/// Objects that exist before cold deploy and that no stage may touch.
+#[derive(Debug, Clone, Default)]
+pub struct Preexisting {
+    pub buckets: Vec<String>,
+    pub queues: Vec<String>,
+    pub roles: Vec<String>,
+}
+
+/// An object the running system makes and no block declares.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Undeclared {
+    S3Object {
+        bucket: String,
+        key: String,
+        body: String,
+    },
+    SqsMessage {
+        queue: String,
+        body: String,
+    },
+}
+
+impl std::fmt::Display for Undeclared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Undeclared::S3Object { bucket, key, .. } => write!(f, "object s3://{bucket}/{key}"),
+            Undeclared::SqsMessage { queue, .. } => write!(f, "a message in queue {queue}"),
+        }
+    }
+}
+
+/// What each BREAK toggle tampers with.
+#[derive(Debug, Clone)]
+pub struct Knobs {
+    /// BREAK_COLD_STATE: this instance is removed from the estate twin's state.
+    pub state_rm_address: ResourceInstanceAddr,
+    /// BREAK_COLD_INVENTORY: this declared parameter is deleted before the count.
+    pub missing_parameter: String,
+    /// BREAK_COLD_MARKERS: this declared queue is stamped with a marker tag.
+    pub stamped_queue: String,
+    /// BREAK_TEARDOWN_REMOVED: this declared parameter is put back after destroy.
+    pub resurrected_parameter: String,
+    /// BREAK_TEARDOWN_SURVIVORS: this pre-existing queue is deleted before the read.
+    pub lost_preexisting_queue: String,
+}
+
+/// A checked estate, ready to run.
+#[derive(Debug, Clone)]
+pub struct Estate {
+    pub name: String,
+    pub dir: PathBuf,
+    pub description: String,
+    pub set: String,
+    pub lane: String,
+    pub preexisting: Preexisting,
+    pub undeclared: Vec<Undeclared>,
+    pub knobs: Knobs,
+    /// The root's `.tf` and `.tf.json` files, by file name.
+    pub root_files: Vec<PathBuf>,
+    /// Every resource type the root declares, sorted.
+    pub resource_types: Vec<String>,
+    /// The region the root's `provider "aws"` block names.
+    pub region: String,
+}
+
+/// The names of the estates under `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join("estate.toml").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A name an estate may have: lower-case letters, digits and dashes.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+}
+
+impl Estate {
+    /// Load and check `dir/<name>`.
+    pub fn load(estates_dir: &Path, name: &str) -> Result<Estate, EstateError> {
+        let dir = estates_dir.join(name);
+        let manifest_path = dir.join("estate.toml");
+        if !valid_name(name) || !manifest_path.is_file() {
+            let known = names(estates_dir);
+            return Err(EstateError::Unknown {
+                name: name.to_owned(),
+                dir: estates_dir.to_owned(),
+                known: if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                },
+            });
+        }
+        let text = read(&manifest_path)?;
+        let raw: RawManifest = toml::from_str(&text).map_err(|e| EstateError::Malformed {
+            path: manifest_path.clone(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        let root = scan_root(&dir)?;
+        check_live_block(&dir.join("live.hcl"), name)?;
+        Self::check(name, dir, &manifest_path, raw, root)
+    }
+
+    fn check(
+        name: &str,
+        dir: PathBuf,
+        path: &Path,
+        raw: RawManifest,
+        root: Root,
+    ) -> Result<Estate, EstateError> {
+        let Root {
+            files: root_files,
+            resource_types,
+            region,
+        } = root;
+        let bad = |message: String| EstateError::Malformed {
+            path: path.to_owned(),
+            message,
+        };
+        if raw.lane != "aws" {
+            return Err(bad(format!(
+                "lane = {:?}: this gauntlet runs the aws lane only; the kubernetes lane needs Docker and kind",
+                raw.lane
+            )));
+        }
+        if raw.description.trim().is_empty() {
+            return Err(bad("description is empty".into()));
+        }
+        let preexisting = Preexisting {
+            buckets: raw.preexisting.buckets,
+            queues: raw.preexisting.queues,
+            roles: raw.preexisting.roles,
+        };
+        for n in preexisting
+            .buckets
+            .iter()
+            .chain(&preexisting.queues)
+            .chain(&preexisting.roles)
+        {
+            if n.trim().is_empty() {
+                return Err(bad("[preexisting] holds an empty name".into()));
+            }
+        }
+        let undeclared: Vec<Undeclared> = raw
+            .undeclared
+            .into_iter()
+            .map(|u| match u {
+                RawUndeclared::S3Object { bucket, key, body } => {
+                    Undeclared::S3Object { bucket, key, body }
+                }
+                RawUndeclared::SqsMessage { queue, body } => Undeclared::SqsMessage { queue, body },
+            })
+            .collect();
+        if !undeclared
+            .iter()
+            .any(|u| matches!(u, Undeclared::S3Object { .. }))
+        {
+            return Err(bad(
+                "[[undeclared]] needs at least one kind = \"s3_object\" entry".into(),
+            ));
+        }
+        let k = raw.knobs;
+        let state_rm_address: ResourceInstanceAddr = k
+            .state_rm_address
+            .parse()
+            .map_err(|e| bad(format!("knobs.state_rm_address: {e}")))?;
+        if !resource_types.contains(&state_rm_address.type_name) {
+            return Err(bad(format!(
+                "knobs.state_rm_address names {state_rm_address}, but the root declares no {}",
+                state_rm_address.type_name
+            )));
+        }
+        if preexisting.buckets.is_empty() {
+            return Err(bad(
+                "[preexisting] needs at least one bucket: teardown's BREAK copies an undeclared object into it".into(),
+            ));
+        }
+        if !preexisting.queues.contains(&k.lost_preexisting_queue) {
+            return Err(bad(format!(
+                "knobs.lost_preexisting_queue = {:?} is not one of [preexisting] queues",
+                k.lost_preexisting_queue
+            )));
+        }
+        Ok(Estate {
+            name: name.to_owned(),
+            description: raw.description.trim().to_owned(),
+            set: raw.set,
+            lane: raw.lane,
+            preexisting,
+            undeclared,
+            knobs: Knobs {
+                state_rm_address,
+                missing_parameter: k.missing_parameter,
+                stamped_queue: k.stamped_queue,
+                resurrected_parameter: k.resurrected_parameter,
+                lost_preexisting_queue: k.lost_preexisting_queue,
+            },
+            root_files,
+            resource_types,
+            region: region.ok_or_else(|| EstateError::Malformed {
+                path: dir.join("main.tf"),
+                message: "the root needs a provider \"aws\" block with region set to a literal string; the witness reads the same region".into(),
+            })?,
+            dir,
+        })
+    }
+}
+
+fn read(path: &Path) -> Result<String, EstateError> {
+    fs::read_to_string(path).map_err(|source| EstateError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// What the gauntlet reads from a root: its files, the resource types its
+/// `.tf` files declare, and the provider's region.
+struct Root {
+    files: Vec<PathBuf>,
+    resource_types: Vec<String>,
+    region: Option<String>,
+}
+
+fn scan_root(dir: &Path) -> Result<Root, EstateError> {
+    let rd = fs::read_dir(dir).map_err(|source| EstateError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            p.is_file() && (n.ends_with(".tf") || n.ends_with(".tf.json"))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(EstateError::Malformed {
+            path: dir.to_owned(),
+            message: "the estate has no .tf files".into(),
+        });
+    }
+    let mut types = Vec::new();
+    let mut region = None;
+    for f in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "tf"))
+    {
+        // A root terraform rejects is terraform's to report, with its own
+        // diagnostics; here an unparsable file only contributes no types.
+        if let Ok(body) = hcl::parse(&read(f)?) {
+            for b in body.blocks().filter(|b| b.identifier() == "resource") {
+                if let Some(t) = b.labels().first() {
+                    types.push(t.as_str().to_owned());
+                }
+            }
+            let aws = body
+                .blocks()
+                .filter(|b| b.identifier() == "provider")
+                .filter(|b| b.labels().first().is_some_and(|l| l.as_str() == "aws"));
+            for b in aws {
+                for a in b.body().attributes().filter(|a| a.key() == "region") {
+                    if let hcl::Expression::String(s) = a.expr() {
+                        region = Some(s.clone());
+                    }
+                }
+            }
+        }
+    }
+    types.sort();
+    types.dedup();
+    Ok(Root {
+        files,
+        resource_types: types,
+        region,
+    })
+}
+
+/// `live.hcl` must hold `live { estate = "<name>" }` for this estate.
+fn check_live_block(path: &Path, name: &str) -> Result<(), EstateError> {
+    let bad = |message: String| EstateError::Malformed {
+        path: path.to_owned(),
+        message,
+    };
+    let body = hcl::parse(&read(path)?).map_err(|e| bad(e.to_string()))?;
+    let live = body
+        .blocks()
+        .find(|b| b.identifier() == "live")
+        .ok_or_else(|| bad("no live { ... } block".into()))?;
+    let estate = live
+        .body()
+        .attributes()
+        .find(|a| a.key() == "estate")
+        .and_then(|a| match a.expr() {
+            hcl::Expression::String(s) => Some(s.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| bad("the live block has no estate = \"...\" string".into()))?;
+    if estate != name {
+        return Err(bad(format!(
+            "live.estate = {estate:?}, but the estate's folder is {name:?}"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MANIFEST: &str = r#"
+description = "test estate"
+set = "growing"
+lane = "aws"
+[preexisting]
+buckets = ["kb"]
+queues = ["keep"]
+[[undeclared]]
+kind = "s3_object"
+bucket = "b"
+key = "k"
+body = "x"
+[knobs]
+state_rm_address = "aws_sqs_queue.q"
+missing_parameter = "/p/1"
+stamped_queue = "q"
+resurrected_parameter = "/p/0"
+lost_preexisting_queue = "keep"
+"#;
+
+    fn estate_dir(manifest: &str, live: &str) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let e = d.path().join("e1");
+        fs::create_dir(&e).unwrap();
+        fs::write(e.join("estate.toml"), manifest).unwrap();
+        fs::write(e.join("live.hcl"), live).unwrap();
+        fs::write(
+            e.join("main.tf"),
+            "provider \"aws\" {\n  region = \"us-east-1\"\n}\nresource \"aws_sqs_queue\" \"q\" {}\n",
+        )
+        .unwrap();
+        d
+    }
+
+    #[test]
+    fn a_good_manifest_checks() {
+        let d = estate_dir(MANIFEST, "live { estate = \"e1\" }\n");
+        let e = Estate::load(d.path(), "e1").unwrap();
+        assert_eq!(e.resource_types, ["aws_sqs_queue"]);
+        assert_eq!(e.region, "us-east-1");
+        assert_eq!(e.knobs.state_rm_address.to_string(), "aws_sqs_queue.q");
+        assert_eq!(names(d.path()), ["e1"]);
+    }
+
+    #[test]
+    fn unknown_estates_are_named_with_the_known_ones() {
+        let d = estate_dir(MANIFEST, "live { estate = \"e1\" }\n");
+        for name in ["nope", "../e1", ""] {
+            let msg = Estate::load(d.path(), name).unwrap_err().to_string();
+            assert!(msg.contains("known estates: e1"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn malformed_manifests_name_the_file_and_line() {
+        let d = estate_dir(
+            &MANIFEST.replace("lane = \"aws\"", "lane = aws"),
+            "live { estate = \"e1\" }",
+        );
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(
+            msg.contains("estate.toml") && msg.contains("line 4"),
+            "{msg}"
+        );
+
+        let d = estate_dir(
+            &MANIFEST.replace("[knobs]", "[knobs]\nextra = 1"),
+            "live { estate = \"e1\" }",
+        );
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(msg.contains("unknown field `extra`"), "{msg}");
+    }
+
+    #[test]
+    fn knobs_are_checked_against_the_root() {
+        let d = estate_dir(
+            &MANIFEST.replace("aws_sqs_queue.q\"", "aws_sns_topic.t\""),
+            "live { estate = \"e1\" }",
+        );
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(msg.contains("declares no aws_sns_topic"), "{msg}");
+
+        let d = estate_dir(
+            &MANIFEST.replace("queues = [\"keep\"]", "queues = [\"other\"]"),
+            "live { estate = \"e1\" }",
+        );
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(msg.contains("lost_preexisting_queue"), "{msg}");
+
+        let d = estate_dir(
+            &MANIFEST.replace("\"aws_sqs_queue.q\"", "\"aws_sqs_queue\""),
+            "live { estate = \"e1\" }",
+        );
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(msg.contains("state_rm_address"), "{msg}");
+    }
+
+    #[test]
+    fn the_live_block_must_name_the_estate() {
+        let d = estate_dir(MANIFEST, "live { estate = \"other\" }\n");
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(
+            msg.contains("live.hcl") && msg.contains("\"other\""),
+            "{msg}"
+        );
+    }
+}

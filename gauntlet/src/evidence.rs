@@ -1,0 +1,132 @@
+//! The evidence of one run, as data.
+//!
+//! The runner fills a [`RunRecord`]; the JSON record and the Markdown page
+//! are independent renderings of it (see `report`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Breakdown;
+use crate::stage::StageId;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    /// The stage started and could not finish (terraform or the witness failed).
+    Error,
+    NotRun,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Error => "error",
+            Verdict::NotRun => "not run",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StageRecord {
+    pub stage: StageId,
+    pub title: String,
+    pub headline: bool,
+    pub verdict: Verdict,
+    pub duration_ms: Option<u64>,
+    pub detail: String,
+    /// The BREAK names of the assertions that failed.
+    pub failed: Vec<String>,
+}
+
+impl StageRecord {
+    pub fn not_run(stage: StageId, why: &str) -> StageRecord {
+        StageRecord {
+            stage,
+            title: stage.title().to_owned(),
+            headline: stage.headline(),
+            verdict: Verdict::NotRun,
+            duration_ms: None,
+            detail: why.to_owned(),
+            failed: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Versions {
+    pub emulator: String,
+    pub witness: String,
+    pub terraform: String,
+    pub terraform_pin: String,
+    pub aws_provider: String,
+    pub engine: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub estate: String,
+    pub description: String,
+    pub set: String,
+    pub lane: String,
+    pub stages: Vec<StageRecord>,
+    pub commit: String,
+    pub started_at: String,
+    pub exit_code: i32,
+    pub versions: Versions,
+    pub timing: Breakdown,
+    /// The BREAK toggles that were on.
+    pub breaks: Vec<String>,
+    /// Why the run stopped before its stages finished, if it did.
+    pub error: Option<String>,
+    pub reproduce: String,
+}
+
+impl RunRecord {
+    /// The verdict line of the page.
+    pub fn verdict_line(&self) -> String {
+        if let Some(e) = &self.error {
+            let first = e.lines().next().unwrap_or("");
+            return format!("Stopped. The run could not complete: {first}");
+        }
+        let failing: Vec<&str> = self
+            .stages
+            .iter()
+            .filter(|s| matches!(s.verdict, Verdict::Fail | Verdict::Error))
+            .map(|s| s.title.as_str())
+            .collect();
+        if !failing.is_empty() {
+            return format!("Red. Failing: {}.", failing.join(", "));
+        }
+        let headline = self.stages.iter().filter(|s| s.headline).count();
+        let not_run = self
+            .stages
+            .iter()
+            .filter(|s| s.headline && s.verdict == Verdict::NotRun)
+            .count();
+        if not_run == 0 {
+            "Clear. Every headline stage passes.".into()
+        } else {
+            format!(
+                "Clear so far. Every stage that ran passes; {not_run} of {headline} headline stages are not run yet."
+            )
+        }
+    }
+
+    /// The exit code a run with these stages ends with.
+    pub fn code(&self) -> i32 {
+        if self.error.is_some() {
+            2
+        } else if self
+            .stages
+            .iter()
+            .any(|s| matches!(s.verdict, Verdict::Fail | Verdict::Error))
+        {
+            1
+        } else {
+            0
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! The gauntlet: runs an estate through the stages of its life on twin
+//! substrates, with stock terraform as the oracle and the AWS CLI as the
+//! witness, and renders what it saw as evidence.
+//!
+//! Modules in the order a run flows: estate -> machine -> substrate ->
+//! oracle -> witness -> stage and stages -> evidence -> report, with the
+//! runner driving them and `process` and `clock` underneath.
+
+pub mod clock;
+pub mod estate;
+pub mod evidence;
+pub mod machine;
+pub mod oracle;
+pub mod process;
+pub mod report;
+pub mod runner;
+pub mod stage;
+pub mod stages;
+pub mod substrate;
+pub mod witness;

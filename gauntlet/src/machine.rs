@@ -1,0 +1,457 @@
+//! What the machine must provide, found or provisioned before a run starts.
+//!
+//! Stock terraform (PATH or `TERRAFORM`), the aws provider in a filesystem
+//! mirror or plugin cache, and a virtualenv holding the emulator and the
+//! witness at the versions pinned in `live/aws-lane.toml`. Each lookup that
+//! fails says what it looked for, where, and what to install.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+
+use crate::clock::{Category, Clock};
+use crate::process;
+
+/// A machine that cannot run the gauntlet, and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    #[error("cannot read the lane pins {path}: {reason}")]
+    Pins { path: PathBuf, reason: String },
+    #[error("stock terraform was not found: {looked}. Install terraform {pin} on PATH, or set TERRAFORM to its path")]
+    NoTerraform { looked: String, pin: String },
+    #[error("{path} did not answer `terraform version -json`: {reason}")]
+    BadTerraform { path: PathBuf, reason: String },
+    #[error("the {provider} provider {version} for {platform} was not found in any filesystem mirror or plugin cache. Looked in:\n{looked}\nPut it in one of them (the unpacked layout registry.terraform.io/hashicorp/aws/{version}/{platform}/), or set GAUNTLET_PROVIDER_MIRROR to a directory that holds it")]
+    NoProvider {
+        provider: String,
+        version: String,
+        platform: String,
+        looked: String,
+    },
+    #[error("python3 with the venv module is needed to install the emulator and the witness ({detail}). Install Python 3.9 or later with venv and pip (Debian: apt-get install python3 python3-venv python3-pip)")]
+    NoPython { detail: String },
+    #[error("installing {what} into {venv} failed:\n{output}")]
+    Install {
+        what: String,
+        venv: PathBuf,
+        output: String,
+    },
+    #[error(transparent)]
+    Process(#[from] process::ProcessError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MachineError + '_ {
+    move |source| MachineError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The pins of `live/aws-lane.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pins {
+    pub emulator: PackagePin,
+    pub witness: PackagePin,
+    pub oracle: OraclePin,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackagePin {
+    pub package: String,
+    pub version: String,
+}
+
+impl PackagePin {
+    /// The distribution name without extras: `moto[server]` is `moto`.
+    pub fn dist(&self) -> &str {
+        self.package.split('[').next().unwrap_or(&self.package)
+    }
+
+    fn requirement(&self) -> String {
+        format!("{}=={}", self.package, self.version)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OraclePin {
+    pub terraform: String,
+    pub aws_provider: String,
+    pub provider_mirrors: Vec<PathBuf>,
+}
+
+impl Pins {
+    pub fn load(path: &Path) -> Result<Pins, MachineError> {
+        let text = fs::read_to_string(path).map_err(|e| MachineError::Pins {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        toml::from_str(&text).map_err(|e| MachineError::Pins {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+/// Stock terraform, found and asked its version.
+#[derive(Debug, Clone)]
+pub struct Terraform {
+    pub path: PathBuf,
+    pub version: String,
+}
+
+impl Terraform {
+    /// `TERRAFORM` if set, else the first `terraform` on PATH.
+    pub fn find(clock: &Clock, pin: &str) -> Result<Terraform, MachineError> {
+        let path = match std::env::var_os("TERRAFORM") {
+            Some(p) => {
+                let p = PathBuf::from(p);
+                if !is_executable(&p) {
+                    return Err(MachineError::NoTerraform {
+                        looked: format!("TERRAFORM={} is not an executable file", p.display()),
+                        pin: pin.to_owned(),
+                    });
+                }
+                p
+            }
+            None => which("terraform").ok_or_else(|| MachineError::NoTerraform {
+                looked: format!(
+                    "no `terraform` on PATH ({})",
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+                pin: pin.to_owned(),
+            })?,
+        };
+        let mut cmd = Command::new(&path);
+        cmd.args(["version", "-json"])
+            .env("CHECKPOINT_DISABLE", "1");
+        let out = process::run(clock, Category::Terraform, "terraform version", cmd)?;
+        let bad = |reason: String| MachineError::BadTerraform {
+            path: path.clone(),
+            reason,
+        };
+        if !out.status.success() {
+            return Err(bad(String::from_utf8_lossy(&out.stderr).trim().to_owned()));
+        }
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).map_err(|e| bad(e.to_string()))?;
+        let version = v["terraform_version"]
+            .as_str()
+            .ok_or_else(|| bad("no terraform_version in its answer".into()))?
+            .to_owned();
+        Ok(Terraform { path, version })
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+/// The platform directory name terraform uses for this machine.
+pub fn platform() -> String {
+    let os = std::env::consts::OS;
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    format!("{os}_{arch}")
+}
+
+/// A directory terraform can use as a `filesystem_mirror` for one provider.
+#[derive(Debug, Clone)]
+pub struct ProviderMirror {
+    pub dir: PathBuf,
+    pub binary: PathBuf,
+}
+
+/// Find `registry.terraform.io/hashicorp/aws` at `version` the way terraform
+/// would: `GAUNTLET_PROVIDER_MIRROR` alone if set; otherwise the CLI config's
+/// mirrors and plugin cache, `TF_PLUGIN_CACHE_DIR`, the implied local mirror
+/// directories, and the pinned mirrors.
+pub fn find_provider(version: &str, pinned: &[PathBuf]) -> Result<ProviderMirror, MachineError> {
+    let candidates = match std::env::var_os("GAUNTLET_PROVIDER_MIRROR") {
+        Some(dir) => vec![(PathBuf::from(dir), "GAUNTLET_PROVIDER_MIRROR".to_owned())],
+        None => provider_search_path(pinned),
+    };
+    let plat = platform();
+    let rel = Path::new("registry.terraform.io/hashicorp/aws")
+        .join(version)
+        .join(&plat);
+    for (dir, _) in &candidates {
+        let pkg = dir.join(&rel);
+        let Ok(entries) = fs::read_dir(&pkg) else {
+            continue;
+        };
+        let binary = entries.flatten().map(|e| e.path()).find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("terraform-provider-aws"))
+                && is_executable(p)
+        });
+        if let Some(binary) = binary {
+            return Ok(ProviderMirror {
+                dir: dir.clone(),
+                binary,
+            });
+        }
+    }
+    let looked = candidates
+        .iter()
+        .map(|(d, why)| format!("  {} ({why})", d.join(&rel).display()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Err(MachineError::NoProvider {
+        provider: "registry.terraform.io/hashicorp/aws".into(),
+        version: version.to_owned(),
+        platform: plat,
+        looked,
+    })
+}
+
+fn provider_search_path(pinned: &[PathBuf]) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config = std::env::var_os("TF_CLI_CONFIG_FILE")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".terraformrc")));
+    if let Some(cfg) = config {
+        if let Ok(text) = fs::read_to_string(&cfg) {
+            for (dir, what) in cli_config_dirs(&text) {
+                out.push((dir, format!("{what} in {}", cfg.display())));
+            }
+        }
+    }
+    if let Some(d) = std::env::var_os("TF_PLUGIN_CACHE_DIR") {
+        out.push((PathBuf::from(d), "TF_PLUGIN_CACHE_DIR".into()));
+    }
+    if let Some(h) = &home {
+        out.push((
+            h.join(".terraform.d/plugins"),
+            "implied local mirror".into(),
+        ));
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".local/share")));
+    if let Some(d) = data {
+        out.push((d.join("terraform/plugins"), "implied local mirror".into()));
+    }
+    for d in [
+        "/usr/local/share/terraform/plugins",
+        "/usr/share/terraform/plugins",
+    ] {
+        out.push((PathBuf::from(d), "implied local mirror".into()));
+    }
+    for d in pinned {
+        out.push((d.clone(), "live/aws-lane.toml provider_mirrors".into()));
+    }
+    out
+}
+
+/// The filesystem mirrors and plugin cache a terraform CLI config names.
+fn cli_config_dirs(text: &str) -> Vec<(PathBuf, &'static str)> {
+    let Ok(body) = hcl::parse(text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for attr in body.attributes() {
+        if attr.key() == "plugin_cache_dir" {
+            if let hcl::Expression::String(s) = attr.expr() {
+                out.push((PathBuf::from(s), "plugin_cache_dir"));
+            }
+        }
+    }
+    for block in body
+        .blocks()
+        .filter(|b| b.identifier() == "provider_installation")
+    {
+        for m in block
+            .body()
+            .blocks()
+            .filter(|b| b.identifier() == "filesystem_mirror")
+        {
+            for attr in m.body().attributes().filter(|a| a.key() == "path") {
+                if let hcl::Expression::String(s) = attr.expr() {
+                    out.push((PathBuf::from(s), "filesystem_mirror"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Write a CLI config that installs the aws provider from `mirror` only.
+pub fn write_cli_config(path: &Path, mirror: &ProviderMirror) -> Result<(), MachineError> {
+    let text = format!(
+        "# Written by the gauntlet for one run.\nprovider_installation {{\n  filesystem_mirror {{\n    path    = {}\n    include = [\"registry.terraform.io/hashicorp/aws\"]\n  }}\n}}\n",
+        serde_json::Value::String(mirror.dir.display().to_string())
+    );
+    fs::write(path, text).map_err(io(path))
+}
+
+/// The emulator and the witness, installed at their pins.
+#[derive(Debug, Clone)]
+pub struct Venv {
+    pub dir: PathBuf,
+    pub moto_server: PathBuf,
+    pub aws: PathBuf,
+    pub moto_version: String,
+    pub awscli_version: String,
+}
+
+/// The installed version of a distribution, read from its dist-info folder.
+fn installed_version(venv: &Path, dist: &str) -> Option<String> {
+    let lib = venv.join("lib");
+    let prefix = format!("{}-", dist.replace('-', "_"));
+    for py in fs::read_dir(lib).ok()?.flatten() {
+        let site = py.path().join("site-packages");
+        for e in fs::read_dir(site).ok()?.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(rest) = name.strip_prefix(&prefix) {
+                if let Some(v) = rest.strip_suffix(".dist-info") {
+                    return Some(v.to_owned());
+                }
+            }
+        }
+    }
+    None
+}
+
+impl Venv {
+    /// The virtualenv at `dir` with the pinned emulator and witness,
+    /// installing them first if they are missing or at other versions. A
+    /// lock file serialises concurrent installs.
+    pub fn provision(clock: &Clock, dir: &Path, pins: &Pins) -> Result<Venv, MachineError> {
+        let ready = |dir: &Path| {
+            installed_version(dir, pins.emulator.dist()).as_deref() == Some(&pins.emulator.version)
+                && installed_version(dir, pins.witness.dist()).as_deref()
+                    == Some(&pins.witness.version)
+                && is_executable(&dir.join("bin/moto_server"))
+                && is_executable(&dir.join("bin/aws"))
+        };
+        if !ready(dir) {
+            let parent = dir.parent().unwrap_or(Path::new("."));
+            fs::create_dir_all(parent).map_err(io(parent))?;
+            let lock_path = parent.join(".venv.lock");
+            let lock = File::create(&lock_path).map_err(io(&lock_path))?;
+            clock
+                .wait(Category::Provisioning, "the virtualenv lock", || {
+                    lock.lock()
+                })
+                .map_err(io(&lock_path))?;
+            if !ready(dir) {
+                Self::install(clock, dir, pins)?;
+            }
+        }
+        Ok(Venv {
+            dir: dir.to_owned(),
+            moto_server: dir.join("bin/moto_server"),
+            aws: dir.join("bin/aws"),
+            moto_version: pins.emulator.version.clone(),
+            awscli_version: pins.witness.version.clone(),
+        })
+    }
+
+    fn install(clock: &Clock, dir: &Path, pins: &Pins) -> Result<(), MachineError> {
+        if !dir.join("bin/pip").exists() {
+            clock.say(&format!("creating the virtualenv {}", dir.display()));
+            let python = which("python3").ok_or_else(|| MachineError::NoPython {
+                detail: "no python3 on PATH".into(),
+            })?;
+            let mut cmd = Command::new(python);
+            cmd.arg("-m").arg("venv").arg(dir);
+            let out = process::run(clock, Category::Provisioning, "python3 -m venv", cmd)?;
+            if !out.status.success() {
+                return Err(MachineError::NoPython {
+                    detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+                });
+            }
+        }
+        let what = format!(
+            "{} and {}",
+            pins.emulator.requirement(),
+            pins.witness.requirement()
+        );
+        clock.say(&format!("installing {what} (once per machine)"));
+        let mut cmd = Command::new(dir.join("bin/pip"));
+        cmd.args(["install", "--quiet", "--disable-pip-version-check"])
+            .arg(pins.emulator.requirement())
+            .arg(pins.witness.requirement());
+        let out = process::run(clock, Category::Provisioning, "pip install", cmd)?;
+        if !out.status.success() {
+            return Err(MachineError::Install {
+                what,
+                venv: dir.to_owned(),
+                output: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_mirrors_and_cache_from_a_cli_config() {
+        let dirs = cli_config_dirs(
+            r#"
+plugin_cache_dir = "/var/cache/tf"
+provider_installation {
+  filesystem_mirror {
+    path    = "/srv/mirror"
+    include = ["registry.terraform.io/*/*"]
+  }
+  direct {
+    exclude = ["registry.terraform.io/*/*"]
+  }
+}
+"#,
+        );
+        let paths: Vec<_> = dirs.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert_eq!(paths, ["/var/cache/tf", "/srv/mirror"]);
+        assert!(cli_config_dirs("this is { not hcl").is_empty());
+    }
+
+    #[test]
+    fn the_pins_file_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../live/aws-lane.toml");
+        let pins = Pins::load(&root).unwrap();
+        assert_eq!(pins.emulator.dist(), "moto");
+        assert_eq!(
+            pins.emulator.requirement(),
+            format!("moto[server]=={}", pins.emulator.version)
+        );
+    }
+
+    #[test]
+    fn a_missing_provider_lists_every_place_looked() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = find_provider("0.0.1", &[dir.path().to_owned()]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("0.0.1"), "{msg}");
+        assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+        assert!(msg.contains("GAUNTLET_PROVIDER_MIRROR"), "{msg}");
+    }
+}

@@ -1,0 +1,303 @@
+//! Stock terraform, run in a private working copy of the estate root.
+//!
+//! Each twin gets its own copy of the root plus the generated provider
+//! override, a CLI config that installs the aws provider from the mirror, and
+//! an environment with nothing of the developer's in it (no ~/.aws, no
+//! AWS_* variables). Plans are kept twice: as `terraform show -json` for
+//! structured comparison and as text for the page.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use engine::addr::ResourceInstanceAddr;
+use serde_json::Value;
+
+use crate::clock::{Category, Clock};
+use crate::machine::Terraform;
+use crate::process;
+use crate::substrate::Side;
+
+/// A terraform command that failed, or a root terraform rejects.
+#[derive(Debug, thiserror::Error)]
+pub enum OracleError {
+    #[error("stock terraform rejected the root on the {side}: `terraform {command}` exited {code}:\n{stderr}")]
+    Rejected {
+        side: Side,
+        command: String,
+        code: String,
+        stderr: String,
+    },
+    #[error("`terraform {command}` on the {side} printed what the gauntlet cannot read: {reason}")]
+    Unreadable {
+        side: Side,
+        command: String,
+        reason: String,
+    },
+    #[error(transparent)]
+    Process(#[from] process::ProcessError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A plan as terraform showed it.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// `terraform show -json` of the plan file.
+    pub json: Value,
+    /// The human rendering, as `terraform show` prints it.
+    pub text: String,
+}
+
+impl Plan {
+    /// The addresses and actions of every resource change, such as
+    /// `("aws_sqs_queue.jobs", ["create"])`.
+    pub fn changes(&self) -> Vec<(String, Vec<String>)> {
+        self.json["resource_changes"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|c| {
+                        let actions = c["change"]["actions"]
+                            .as_array()
+                            .map(|v| {
+                                v.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_owned))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        (c["address"].as_str().unwrap_or("").to_owned(), actions)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Counts of (add, change, destroy) as terraform's summary line counts them.
+    pub fn summary(&self) -> (usize, usize, usize) {
+        let mut s = (0, 0, 0);
+        for (_, actions) in self.changes() {
+            for a in actions {
+                match a.as_str() {
+                    "create" => s.0 += 1,
+                    "update" => s.1 += 1,
+                    "delete" => s.2 += 1,
+                    _ => {}
+                }
+            }
+        }
+        s
+    }
+
+    /// terraform's own summary line, read from the text rendering.
+    pub fn summary_line(&self) -> String {
+        self.text
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("Plan:") || l.starts_with("No changes."))
+            .unwrap_or("")
+            .to_owned()
+    }
+}
+
+/// One resource instance in a terraform state.
+#[derive(Debug, Clone)]
+pub struct StateInstance {
+    pub addr: ResourceInstanceAddr,
+    pub type_name: String,
+    pub values: Value,
+}
+
+/// Stock terraform in one twin's working copy.
+pub struct Oracle {
+    pub side: Side,
+    pub dir: PathBuf,
+    terraform: Terraform,
+    cli_config: PathBuf,
+    home: PathBuf,
+}
+
+impl Oracle {
+    /// Make a fresh working copy of `root_files` under `work/<side>/root`
+    /// with the override file beside them.
+    pub fn prepare(
+        side: Side,
+        work: &Path,
+        root_files: &[PathBuf],
+        override_text: &str,
+        terraform: &Terraform,
+        cli_config: &Path,
+    ) -> Result<Oracle, OracleError> {
+        let base = work.join(side.name());
+        let dir = base.join("root");
+        let home = base.join("home");
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| OracleError::Io { path, source }
+        };
+        if base.exists() {
+            fs::remove_dir_all(&base).map_err(io(&base))?;
+        }
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        fs::create_dir_all(&home).map_err(io(&home))?;
+        for f in root_files {
+            let to = dir.join(f.file_name().unwrap_or_default());
+            fs::copy(f, &to).map_err(io(f))?;
+        }
+        let o = dir.join("gauntlet_override.tf");
+        fs::write(&o, override_text).map_err(io(&o))?;
+        Ok(Oracle {
+            side,
+            dir,
+            terraform: terraform.clone(),
+            cli_config: cli_config.to_owned(),
+            home,
+        })
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.terraform.path);
+        cmd.args(args)
+            .current_dir(&self.dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TF_CLI_CONFIG_FILE", &self.cli_config)
+            .env("TF_IN_AUTOMATION", "1")
+            .env("TF_INPUT", "0")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("AWS_CONFIG_FILE", "/dev/null")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+        cmd
+    }
+
+    /// Run `terraform <args>` and return stdout, or the rejection.
+    pub fn run(&self, clock: &Clock, args: &[&str]) -> Result<String, OracleError> {
+        let label = format!("terraform {} on the {}", args[0], self.side);
+        let out = process::run(clock, Category::Terraform, &label, self.command(args))?;
+        if !out.status.success() {
+            return Err(OracleError::Rejected {
+                side: self.side,
+                command: args.join(" "),
+                code: out
+                    .status
+                    .code()
+                    .map_or_else(|| out.status.to_string(), |c| c.to_string()),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            });
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    pub fn init(&self, clock: &Clock) -> Result<(), OracleError> {
+        self.run(clock, &["init", "-no-color", "-input=false"])?;
+        Ok(())
+    }
+
+    /// `terraform plan -out` (with `extra` flags), shown as JSON and text.
+    pub fn plan(&self, clock: &Clock, name: &str, extra: &[&str]) -> Result<Plan, OracleError> {
+        let out = format!("-out={name}");
+        let mut args = vec!["plan", "-no-color", "-input=false", &out];
+        args.extend_from_slice(extra);
+        self.run(clock, &args)?;
+        let json_text = self.run(clock, &["show", "-json", "-no-color", name])?;
+        let json = serde_json::from_str(&json_text).map_err(|e| OracleError::Unreadable {
+            side: self.side,
+            command: format!("show -json {name}"),
+            reason: e.to_string(),
+        })?;
+        let text = self.run(clock, &["show", "-no-color", name])?;
+        Ok(Plan { json, text })
+    }
+
+    /// `terraform apply` of a saved plan file.
+    pub fn apply(&self, clock: &Clock, name: &str) -> Result<String, OracleError> {
+        self.run(clock, &["apply", "-no-color", "-input=false", name])
+    }
+
+    /// Every resource instance in the state, from `terraform show -json`.
+    pub fn state(&self, clock: &Clock) -> Result<Vec<StateInstance>, OracleError> {
+        let text = self.run(clock, &["show", "-json", "-no-color"])?;
+        let unreadable = |reason: String| OracleError::Unreadable {
+            side: self.side,
+            command: "show -json".into(),
+            reason,
+        };
+        let v: Value = serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
+        let mut out = Vec::new();
+        collect_instances(&v["values"]["root_module"], &mut out).map_err(unreadable)?;
+        Ok(out)
+    }
+
+    /// The state file terraform wrote, if any.
+    pub fn state_file(&self) -> PathBuf {
+        self.dir.join("terraform.tfstate")
+    }
+}
+
+fn collect_instances(module: &Value, out: &mut Vec<StateInstance>) -> Result<(), String> {
+    for r in module["resources"].as_array().into_iter().flatten() {
+        if r["mode"] != "managed" {
+            continue;
+        }
+        let address = r["address"]
+            .as_str()
+            .ok_or("a resource without an address")?;
+        let addr: ResourceInstanceAddr = address.parse().map_err(|e| format!("{e}"))?;
+        out.push(StateInstance {
+            type_name: addr.type_name.clone(),
+            addr,
+            values: r["values"].clone(),
+        });
+    }
+    for child in module["child_modules"].as_array().into_iter().flatten() {
+        collect_instances(child, out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_changes_and_summary_from_show_json() {
+        let plan = Plan {
+            json: serde_json::json!({"resource_changes": [
+                {"address": "aws_sqs_queue.a", "change": {"actions": ["create"]}},
+                {"address": "aws_sqs_queue.b", "change": {"actions": ["delete", "create"]}},
+                {"address": "aws_sqs_queue.c", "change": {"actions": ["update"]}},
+                {"address": "aws_sqs_queue.d", "change": {"actions": ["no-op"]}},
+            ]}),
+            text: "\nTerraform will perform...\n\nPlan: 2 to add, 1 to change, 1 to destroy.\n"
+                .into(),
+        };
+        assert_eq!(plan.summary(), (2, 1, 1));
+        assert_eq!(
+            plan.summary_line(),
+            "Plan: 2 to add, 1 to change, 1 to destroy."
+        );
+        assert_eq!(plan.changes()[1].1, ["delete", "create"]);
+    }
+
+    #[test]
+    fn collects_instances_from_nested_modules_and_skips_data() {
+        let v = serde_json::json!({
+            "resources": [
+                {"address": "aws_sqs_queue.q[0]", "mode": "managed", "values": {"name": "q0"}},
+                {"address": "data.aws_iam_policy_document.p", "mode": "data", "values": {}},
+            ],
+            "child_modules": [{"resources": [
+                {"address": "module.m.aws_sns_topic.t", "mode": "managed", "values": {}}
+            ]}]
+        });
+        let mut out = Vec::new();
+        collect_instances(&v, &mut out).unwrap();
+        let addrs: Vec<String> = out.iter().map(|i| i.addr.to_string()).collect();
+        assert_eq!(addrs, ["aws_sqs_queue.q[0]", "module.m.aws_sns_topic.t"]);
+        assert_eq!(out[0].type_name, "aws_sqs_queue");
+    }
+}

@@ -1,0 +1,382 @@
+//! One run of one estate: preflight, substrate, stages, evidence.
+//!
+//! The runner owns the order of things and the guards. Whatever stops a run
+//! (bad input, a machine that lacks something, a stage that errors, Ctrl-C)
+//! still yields a [`RunRecord`] saying so, and the twins' guards stop moto
+//! on the way out.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::clock::Clock;
+use crate::estate::{Estate, EstateError};
+use crate::evidence::{RunRecord, StageRecord, Verdict, Versions};
+use crate::machine::{self, MachineError, Pins, Terraform, Venv};
+use crate::oracle::{Oracle, OracleError};
+use crate::process::{self, ProcessError};
+use crate::stage::{Assertion, Breaks, StageId, Toggle};
+use crate::stages::{self, Lane, StepError, TwinView};
+use crate::substrate::{self, Side, SubstrateError, Twin};
+use crate::witness::{Witness, WitnessError};
+
+/// What a run is asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub estate: String,
+    /// The workspace: `live/` is read from here.
+    pub root: PathBuf,
+    pub estates_dir: PathBuf,
+    /// Scratch space for the twins' working copies and logs.
+    pub work_dir: PathBuf,
+    pub venv: PathBuf,
+    pub ports: Option<(u16, u16)>,
+    pub breaks: Breaks,
+    /// Run no stage after this one.
+    pub stop_after: Option<StageId>,
+}
+
+/// Why a run stopped before its stages were done.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Estate(#[from] EstateError),
+    #[error(transparent)]
+    Machine(#[from] MachineError),
+    #[error(transparent)]
+    Substrate(#[from] SubstrateError),
+    #[error(transparent)]
+    Oracle(#[from] OracleError),
+    #[error(transparent)]
+    Witness(#[from] WitnessError),
+    #[error("interrupted by a signal; every process the run started was stopped")]
+    Interrupted,
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn interrupted_or<E: Into<RunError>>(e: E) -> RunError {
+    if process::interrupted() {
+        RunError::Interrupted
+    } else {
+        e.into()
+    }
+}
+
+/// The command that reproduces a run.
+fn reproduce(opts: &Options) -> String {
+    let mut cmd = format!("cargo run -p gauntlet -- run {}", opts.estate);
+    for b in opts.breaks.names() {
+        cmd.push_str(&format!(" --break {b}"));
+    }
+    if let Some(s) = opts.stop_after {
+        cmd.push_str(&format!(" --stop-after {}", s.slug()));
+    }
+    cmd
+}
+
+/// The commit the workspace is at, marked when it has changes outside
+/// `reports/`.
+fn commit(root: &Path) -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let Some(head) = git(&["rev-parse", "--short=10", "HEAD"]) else {
+        return "unknown (not a git checkout)".into();
+    };
+    match git(&["status", "--porcelain", "--", ".", ":(exclude)reports"]) {
+        Some(s) if !s.is_empty() => format!("{head} (with uncommitted changes)"),
+        _ => head,
+    }
+}
+
+/// Run one estate and return the evidence. Never panics on bad input; a
+/// panic inside (a bug) still unwinds through the guards.
+pub fn run(opts: &Options) -> RunRecord {
+    let clock = Clock::start();
+    let ticker = clock.ticker(Duration::from_secs(15));
+    let mut record = RunRecord {
+        estate: opts.estate.clone(),
+        description: String::new(),
+        set: String::new(),
+        lane: "aws".into(),
+        stages: StageId::ALL
+            .iter()
+            .map(|s| StageRecord::not_run(*s, ""))
+            .collect(),
+        commit: commit(&opts.root),
+        started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        exit_code: 0,
+        versions: Versions {
+            engine: engine::VERSION.to_owned(),
+            ..Versions::default()
+        },
+        timing: Default::default(),
+        breaks: opts.breaks.names(),
+        error: None,
+        reproduce: reproduce(opts),
+    };
+    let result = execute(&clock, opts, &mut record);
+    clock.finish();
+    let _ = ticker.join();
+    record.timing = clock.breakdown();
+    match result {
+        Ok(()) => record.exit_code = record.code(),
+        Err(e) => {
+            let interrupted = matches!(e, RunError::Interrupted);
+            record.error = Some(e.to_string());
+            record.exit_code = if interrupted { 130 } else { record.code() };
+        }
+    }
+    record
+}
+
+fn set_stage(record: &mut RunRecord, stage: StageRecord) {
+    if let Some(slot) = record.stages.iter_mut().find(|s| s.stage == stage.stage) {
+        *slot = stage;
+    }
+}
+
+/// Turn a stage's assertions into its row.
+fn stage_row(
+    stage: StageId,
+    started: Instant,
+    breaks: &Breaks,
+    result: Result<(Vec<Assertion>, String), StepError>,
+) -> Result<StageRecord, RunError> {
+    let duration_ms = Some(started.elapsed().as_millis() as u64);
+    let toggles: Vec<String> = Toggle::ALL
+        .iter()
+        .filter(|t| t.stage() == stage && breaks.on(**t))
+        .map(|t| format!("{}=1 {}", t.env(), t.what()))
+        .collect();
+    let (verdict, mut detail, failed) = match result {
+        Err(e) if e.interrupted() => return Err(RunError::Interrupted),
+        Err(e) => (Verdict::Error, e.to_string(), Vec::new()),
+        Ok((assertions, summary)) => {
+            let failed: Vec<&Assertion> = assertions.iter().filter(|a| !a.holds).collect();
+            if failed.is_empty() {
+                let seen: Vec<&str> = assertions.iter().map(|a| a.seen.as_str()).collect();
+                (
+                    Verdict::Pass,
+                    format!("{summary}: {}", seen.join("; ")),
+                    Vec::new(),
+                )
+            } else {
+                let mut parts: Vec<String> = failed
+                    .iter()
+                    .map(|a| format!("assertion {} failed: {}", a.toggle.name(), a.seen))
+                    .collect();
+                parts.extend(
+                    assertions
+                        .iter()
+                        .filter(|a| a.holds)
+                        .map(|a| a.seen.clone()),
+                );
+                (
+                    Verdict::Fail,
+                    parts.join("; "),
+                    failed.iter().map(|a| a.toggle.name().to_owned()).collect(),
+                )
+            }
+        }
+    };
+    if !toggles.is_empty() {
+        detail.push_str(&format!(". {}", toggles.join("; ")));
+    }
+    Ok(StageRecord {
+        stage,
+        title: stage.title().to_owned(),
+        headline: stage.headline(),
+        verdict,
+        duration_ms,
+        detail,
+        failed,
+    })
+}
+
+/// Run `f` for both sides at once.
+fn pair<T: Send>(f: impl Fn(Side) -> T + Sync) -> (T, T) {
+    thread::scope(|s| {
+        let h = s.spawn(|| f(Side::Estate));
+        let o = f(Side::Oracle);
+        (h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), o)
+    })
+}
+
+fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), RunError> {
+    clock.set_stage("Preflight");
+    let pins = Pins::load(&opts.root.join("live/aws-lane.toml"))?;
+    record.versions.terraform_pin = pins.oracle.terraform.clone();
+    record.versions.aws_provider = pins.oracle.aws_provider.clone();
+    let estate = Estate::load(&opts.estates_dir, &opts.estate)?;
+    record.description = estate.description.clone();
+    record.set = estate.set.clone();
+    record.lane = estate.lane.clone();
+    let kinds = stages::kinds(&estate)?;
+    let terraform = Terraform::find(clock, &pins.oracle.terraform).map_err(interrupted_or)?;
+    record.versions.terraform = terraform.version.clone();
+    let mirror = machine::find_provider(&pins.oracle.aws_provider, &pins.oracle.provider_mirrors)?;
+    clock.say(&format!(
+        "terraform {} at {}; aws provider {} at {}",
+        terraform.version,
+        terraform.path.display(),
+        pins.oracle.aws_provider,
+        mirror.binary.display()
+    ));
+    let venv = Venv::provision(clock, &opts.venv, &pins).map_err(interrupted_or)?;
+    record.versions.emulator = venv.moto_version.clone();
+    record.versions.witness = venv.awscli_version.clone();
+    let (estate_port, oracle_port) = substrate::choose_ports(opts.ports)?;
+
+    let work = &opts.work_dir;
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| RunError::Io { path, source }
+    };
+    if work.exists() {
+        fs::remove_dir_all(work).map_err(io(work))?;
+    }
+    fs::create_dir_all(work).map_err(io(work))?;
+    let cli_config = work.join("terraform.rc");
+    machine::write_cli_config(&cli_config, &mirror)?;
+
+    clock.set_stage("Substrate");
+    let (e, o) = pair(|side| {
+        let port = match side {
+            Side::Estate => estate_port,
+            Side::Oracle => oracle_port,
+        };
+        Twin::start(clock, &venv.moto_server, side, port, work)
+    });
+    let twins = [e.map_err(interrupted_or)?, o.map_err(interrupted_or)?];
+    if std::env::var("GAUNTLET_TEST_PANIC").as_deref() == Ok("substrate") {
+        panic!("GAUNTLET_TEST_PANIC=substrate: a deliberate panic with both twins running");
+    }
+    let oracles = twins
+        .iter()
+        .map(|t| {
+            let text = t.provider_override(&estate.resource_types)?;
+            Ok(Oracle::prepare(
+                t.side,
+                work,
+                &estate.root_files,
+                &text,
+                &terraform,
+                &cli_config,
+            )?)
+        })
+        .collect::<Result<Vec<Oracle>, RunError>>()?;
+    let (ie, io_) = pair(|side| {
+        let o = &oracles[side as usize];
+        clock.say(&format!("terraform init and validate on the {side}"));
+        o.init(clock)?;
+        o.run(clock, &["validate", "-no-color"])
+    });
+    ie.map_err(interrupted_or)?;
+    io_.map_err(interrupted_or)?;
+
+    let mut witnesses = Vec::new();
+    for t in &twins {
+        witnesses.push(Witness::new(
+            clock,
+            t.side,
+            &venv.aws,
+            &t.endpoint(),
+            &estate.region,
+            work,
+        )?);
+    }
+
+    // Cold deploy, from a substrate holding only the pre-existing objects.
+    clock.set_stage(StageId::ColdDeploy.title());
+    let started = Instant::now();
+    let (be, bo) =
+        pair(|side| stages::seed_preexisting(&estate, &witnesses[side as usize], &kinds));
+    let baselines = [be.map_err(interrupted_or)?, bo.map_err(interrupted_or)?];
+    let mut oracles = oracles.into_iter();
+    let mut witnesses = witnesses.into_iter();
+    let mut baselines = baselines.into_iter();
+    let mut view = |side| -> Option<TwinView> {
+        Some(TwinView {
+            side,
+            oracle: oracles.next()?,
+            witness: witnesses.next()?,
+            baseline: baselines.next()?,
+        })
+    };
+    let (Some(ve), Some(vo)) = (view(Side::Estate), view(Side::Oracle)) else {
+        unreachable!("two twins were started");
+    };
+    let lane = Lane {
+        clock,
+        estate: &estate,
+        breaks: &opts.breaks,
+        kinds,
+        twins: [ve, vo],
+    };
+    let mut cold = None;
+    let result = stages::cold_deploy(&lane).map(|(a, s, outcome)| {
+        cold = Some(outcome);
+        (a, s)
+    });
+    let row = stage_row(StageId::ColdDeploy, started, &opts.breaks, result)?;
+    clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+    set_stage(record, row);
+
+    // Teardown by stock on the oracle twin.
+    match &cold {
+        _ if opts.stop_after == Some(StageId::ColdDeploy) => set_stage(
+            record,
+            StageRecord::not_run(
+                StageId::Teardown,
+                "not run: the run stopped after cold deploy",
+            ),
+        ),
+        Some(cold) => {
+            clock.set_stage(StageId::Teardown.title());
+            let started = Instant::now();
+            let result = stages::teardown(&lane, cold);
+            let row = stage_row(StageId::Teardown, started, &opts.breaks, result)?;
+            clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+            set_stage(record, row);
+        }
+        None => set_stage(
+            record,
+            StageRecord::not_run(StageId::Teardown, "not run: cold deploy did not complete"),
+        ),
+    }
+    clock.set_stage("Stopping the twins");
+    drop(lane);
+    for t in twins {
+        clock.say(&format!(
+            "stopping moto_server (pid {}) for the {}",
+            t.pid(),
+            t.side
+        ));
+        drop(t);
+    }
+    Ok(())
+}
+
+/// Map a process error at the edge to a run error.
+impl From<ProcessError> for RunError {
+    fn from(e: ProcessError) -> RunError {
+        match e {
+            ProcessError::Interrupted { .. } => RunError::Interrupted,
+            e => RunError::Machine(MachineError::Process(e)),
+        }
+    }
+}

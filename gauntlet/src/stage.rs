@@ -1,0 +1,299 @@
+//! The stages of an estate's life, their assertions and BREAK toggles.
+//!
+//! Every assertion a stage makes has a [`Toggle`] that corrupts what it
+//! checks on purpose: `BREAK_<NAME>=1` in the environment or
+//! `--break <name>` on the command line. Under its toggle the assertion must
+//! fail, and with it the stage; the test suite runs each toggle to prove it.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+/// Every stage of the seeds, in the order the page lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum StageId {
+    ColdDeploy,
+    Migrate,
+    ReplanFromNothing,
+    NoOpApply,
+    DriftAndReconverge,
+    Rename,
+    RemoveABlock,
+    ChangeCount,
+    ReplaceWithCreateBeforeDestroy,
+    CrashMidApply,
+    Teardown,
+    PlanReviewApply,
+    GreenfieldApply,
+    StrictProfile,
+    PlanWithNoLocalState,
+}
+
+impl StageId {
+    pub const ALL: [StageId; 15] = [
+        StageId::ColdDeploy,
+        StageId::Migrate,
+        StageId::ReplanFromNothing,
+        StageId::NoOpApply,
+        StageId::DriftAndReconverge,
+        StageId::Rename,
+        StageId::RemoveABlock,
+        StageId::ChangeCount,
+        StageId::ReplaceWithCreateBeforeDestroy,
+        StageId::CrashMidApply,
+        StageId::Teardown,
+        StageId::PlanReviewApply,
+        StageId::GreenfieldApply,
+        StageId::StrictProfile,
+        StageId::PlanWithNoLocalState,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            StageId::ColdDeploy => "Cold deploy",
+            StageId::Migrate => "Migrate",
+            StageId::ReplanFromNothing => "Replan from nothing",
+            StageId::NoOpApply => "No-op apply",
+            StageId::DriftAndReconverge => "Drift and reconverge",
+            StageId::Rename => "Rename",
+            StageId::RemoveABlock => "Remove a block",
+            StageId::ChangeCount => "Change count",
+            StageId::ReplaceWithCreateBeforeDestroy => "Replace with create_before_destroy",
+            StageId::CrashMidApply => "Crash mid-apply",
+            StageId::Teardown => "Teardown",
+            StageId::PlanReviewApply => "Plan, review, apply",
+            StageId::GreenfieldApply => "Greenfield apply",
+            StageId::StrictProfile => "Strict profile",
+            StageId::PlanWithNoLocalState => "Plan with no local state",
+        }
+    }
+
+    /// The stage's name on the command line: `cold-deploy`.
+    pub fn slug(self) -> String {
+        self.title()
+            .to_lowercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "-")
+            .split('-')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join("-")
+    }
+
+    /// Whether the stage counts toward an estate's headline verdict.
+    pub fn headline(self) -> bool {
+        !matches!(self, StageId::StrictProfile | StageId::PlanWithNoLocalState)
+    }
+}
+
+impl std::str::FromStr for StageId {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<StageId, String> {
+        StageId::ALL
+            .into_iter()
+            .find(|t| t.slug() == s)
+            .ok_or_else(|| {
+                let names: Vec<String> = StageId::ALL.iter().map(|t| t.slug()).collect();
+                format!("no stage named {s:?}; the stages are {}", names.join(", "))
+            })
+    }
+}
+
+/// A BREAK toggle: one per assertion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Toggle {
+    /// Cold deploy: a real terraform.tfstate on each twin holding exactly the
+    /// instances stock's plan created. Broken by `terraform state rm` of one
+    /// instance on the estate twin.
+    ColdState,
+    /// Cold deploy: the witness counts, type by type, exactly the state's
+    /// objects on each twin. Broken by deleting one declared parameter out of
+    /// band before the count.
+    ColdInventory,
+    /// Cold deploy: zero estate markers anywhere. Broken by stamping one
+    /// declared queue with a tofu-estate tag.
+    ColdMarkers,
+    /// Cold deploy: the undeclared objects the running system wrote are
+    /// there. Broken by deleting one of them before the read.
+    ColdUndeclared,
+    /// Teardown: exactly the state's instances removed. Broken by putting one
+    /// destroyed parameter back after the destroy.
+    TeardownRemoved,
+    /// Teardown: everything that existed before cold deploy is still there,
+    /// and nothing else. Broken by deleting one pre-existing queue.
+    TeardownSurvivors,
+    /// Teardown: the undeclared objects went with their parents, as stock
+    /// handles them. Broken by copying one into a pre-existing bucket.
+    TeardownUndeclared,
+}
+
+impl Toggle {
+    pub const ALL: [Toggle; 7] = [
+        Toggle::ColdState,
+        Toggle::ColdInventory,
+        Toggle::ColdMarkers,
+        Toggle::ColdUndeclared,
+        Toggle::TeardownRemoved,
+        Toggle::TeardownSurvivors,
+        Toggle::TeardownUndeclared,
+    ];
+
+    /// The name used by `--break` and in details: `cold-inventory`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Toggle::ColdState => "cold-state",
+            Toggle::ColdInventory => "cold-inventory",
+            Toggle::ColdMarkers => "cold-markers",
+            Toggle::ColdUndeclared => "cold-undeclared",
+            Toggle::TeardownRemoved => "teardown-removed",
+            Toggle::TeardownSurvivors => "teardown-survivors",
+            Toggle::TeardownUndeclared => "teardown-undeclared",
+        }
+    }
+
+    /// The environment variable: `BREAK_COLD_INVENTORY`.
+    pub fn env(self) -> String {
+        format!("BREAK_{}", self.name().replace('-', "_").to_uppercase())
+    }
+
+    pub fn stage(self) -> StageId {
+        match self {
+            Toggle::ColdState
+            | Toggle::ColdInventory
+            | Toggle::ColdMarkers
+            | Toggle::ColdUndeclared => StageId::ColdDeploy,
+            Toggle::TeardownRemoved | Toggle::TeardownSurvivors | Toggle::TeardownUndeclared => {
+                StageId::Teardown
+            }
+        }
+    }
+
+    /// What the toggle does, for `gauntlet breaks`.
+    pub fn what(self) -> &'static str {
+        match self {
+            Toggle::ColdState => {
+                "removes one instance from the estate twin's state before the state check"
+            }
+            Toggle::ColdInventory => {
+                "deletes one declared parameter out of band before the witness counts"
+            }
+            Toggle::ColdMarkers => {
+                "stamps one declared queue with a tofu-estate tag before the marker read"
+            }
+            Toggle::ColdUndeclared => {
+                "deletes one undeclared object before the witness looks for it"
+            }
+            Toggle::TeardownRemoved => "puts one destroyed parameter back after the destroy",
+            Toggle::TeardownSurvivors => {
+                "deletes one pre-existing queue before the survivors are read"
+            }
+            Toggle::TeardownUndeclared => {
+                "copies one undeclared object into a pre-existing bucket before the destroy"
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Toggle {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Toggle, String> {
+        Toggle::ALL
+            .into_iter()
+            .find(|t| t.name() == s || t.env() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Toggle::ALL.iter().map(|t| t.name()).collect();
+                format!(
+                    "no BREAK toggle named {s:?}; the toggles are {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// The toggles on for one run: from `--break` flags and `BREAK_*=1`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Breaks(BTreeSet<Toggle>);
+
+impl Breaks {
+    pub fn new(flags: &[Toggle], env: impl Fn(&str) -> Option<String>) -> Breaks {
+        let mut set: BTreeSet<Toggle> = flags.iter().copied().collect();
+        for t in Toggle::ALL {
+            if env(&t.env()).is_some_and(|v| !v.is_empty() && v != "0") {
+                set.insert(t);
+            }
+        }
+        Breaks(set)
+    }
+
+    pub fn on(&self, t: Toggle) -> bool {
+        self.0.contains(&t)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(|t| t.name().to_owned()).collect()
+    }
+}
+
+/// One assertion's result.
+#[derive(Debug, Clone)]
+pub struct Assertion {
+    pub toggle: Toggle,
+    pub holds: bool,
+    /// What was seen, in words for the page.
+    pub seen: String,
+}
+
+impl Assertion {
+    pub fn new(toggle: Toggle, holds: bool, seen: impl Into<String>) -> Assertion {
+        Assertion {
+            toggle,
+            holds,
+            seen: seen.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toggles_parse_by_name_and_env() {
+        for t in Toggle::ALL {
+            assert_eq!(t.name().parse::<Toggle>().unwrap(), t);
+            assert_eq!(t.env().parse::<Toggle>().unwrap(), t);
+        }
+        assert_eq!(Toggle::ColdInventory.env(), "BREAK_COLD_INVENTORY");
+        let e = "cold".parse::<Toggle>().unwrap_err();
+        assert!(e.contains("cold-inventory"), "{e}");
+    }
+
+    #[test]
+    fn breaks_come_from_flags_and_the_environment() {
+        let env = |k: &str| match k {
+            "BREAK_TEARDOWN_SURVIVORS" => Some("1".to_owned()),
+            "BREAK_COLD_MARKERS" => Some("0".to_owned()),
+            _ => None,
+        };
+        let b = Breaks::new(&[Toggle::ColdState], env);
+        assert!(b.on(Toggle::ColdState) && b.on(Toggle::TeardownSurvivors));
+        assert!(!b.on(Toggle::ColdMarkers));
+        assert_eq!(b.names(), ["cold-state", "teardown-survivors"]);
+    }
+
+    #[test]
+    fn every_stage_with_a_toggle_is_a_headline_stage() {
+        for t in Toggle::ALL {
+            assert!(t.stage().headline());
+        }
+        assert_eq!(StageId::ALL.iter().filter(|s| s.headline()).count(), 13);
+        assert_eq!(
+            StageId::ReplaceWithCreateBeforeDestroy.slug(),
+            "replace-with-create-before-destroy"
+        );
+        for s in StageId::ALL {
+            assert_eq!(s.slug().parse::<StageId>().unwrap(), s);
+        }
+    }
+}

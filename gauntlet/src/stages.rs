@@ -1,0 +1,580 @@
+//! The stages this gauntlet runs, each a sequence of real actions on the
+//! twins followed by assertions read back through the witness.
+//!
+//! A stage returns its assertions; it never decides its own verdict. BREAK
+//! toggles act here, on the live system or the state, between the action and
+//! the read, so that a passing stage under a toggle means the assertion is
+//! not load-bearing.
+
+use std::collections::BTreeSet;
+use std::thread;
+
+use crate::clock::Clock;
+use crate::estate::{Estate, Undeclared};
+use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
+use crate::process::ProcessError;
+use crate::stage::{Assertion, Breaks, Toggle};
+use crate::substrate::Side;
+use crate::witness::{Inventory, Kind, Witness, WitnessError};
+
+/// A step of a stage that could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error(transparent)]
+    Oracle(#[from] OracleError),
+    #[error(transparent)]
+    Witness(#[from] WitnessError),
+    #[error("{0}")]
+    Knob(String),
+}
+
+impl StepError {
+    pub fn interrupted(&self) -> bool {
+        matches!(
+            self,
+            StepError::Oracle(OracleError::Process(ProcessError::Interrupted { .. }))
+                | StepError::Witness(WitnessError::Process(ProcessError::Interrupted { .. }))
+        )
+    }
+}
+
+/// One twin as the stages see it: terraform in its working copy, the
+/// witness, and what the witness saw before cold deploy.
+pub struct TwinView {
+    pub side: Side,
+    pub oracle: Oracle,
+    pub witness: Witness,
+    pub baseline: Inventory,
+}
+
+/// Everything a stage works with.
+pub struct Lane<'a> {
+    pub clock: &'a Clock,
+    pub estate: &'a Estate,
+    pub breaks: &'a Breaks,
+    pub kinds: BTreeSet<Kind>,
+    pub twins: [TwinView; 2],
+}
+
+impl Lane<'_> {
+    fn estate_twin(&self) -> &TwinView {
+        &self.twins[0]
+    }
+
+    fn oracle_twin(&self) -> &TwinView {
+        &self.twins[1]
+    }
+
+    /// Run `f` on both twins side by side.
+    fn both<T: Send>(&self, f: impl Fn(&TwinView) -> T + Sync) -> [T; 2] {
+        thread::scope(|s| {
+            let h = s.spawn(|| f(&self.twins[0]));
+            let b = f(&self.twins[1]);
+            let a = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            [a, b]
+        })
+    }
+}
+
+fn both_ok<T>(r: [Result<T, StepError>; 2]) -> Result<[T; 2], StepError> {
+    let [a, b] = r;
+    Ok([a?, b?])
+}
+
+/// The kinds of live object a lane reads: those the root declares and those
+/// of the pre-existing objects.
+pub fn kinds(estate: &Estate) -> Result<BTreeSet<Kind>, WitnessError> {
+    let mut k: BTreeSet<Kind> = estate
+        .resource_types
+        .iter()
+        .map(|t| Kind::for_type(t))
+        .collect::<Result<_, _>>()?;
+    if !estate.preexisting.buckets.is_empty() {
+        k.insert(Kind::Bucket);
+    }
+    if !estate.preexisting.queues.is_empty() {
+        k.insert(Kind::Queue);
+    }
+    if !estate.preexisting.roles.is_empty() {
+        k.insert(Kind::Role);
+    }
+    Ok(k)
+}
+
+/// Create the pre-existing objects on a twin and read its baseline.
+pub fn seed_preexisting(
+    estate: &Estate,
+    witness: &Witness,
+    kinds: &BTreeSet<Kind>,
+) -> Result<Inventory, WitnessError> {
+    let p = &estate.preexisting;
+    let created: Vec<Result<(), WitnessError>> = thread::scope(|s| {
+        let hs: Vec<_> = p
+            .buckets
+            .iter()
+            .map(|b| s.spawn(move || witness.create_bucket(b)))
+            .chain(
+                p.queues
+                    .iter()
+                    .map(|q| s.spawn(move || witness.create_queue(q))),
+            )
+            .chain(
+                p.roles
+                    .iter()
+                    .map(|r| s.spawn(move || witness.create_role(r))),
+            )
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    created.into_iter().collect::<Result<(), _>>()?;
+    witness.inventory(kinds)
+}
+
+/// What cold deploy leaves for the stages after it.
+pub struct ColdOutcome {
+    pub oracle_state: Vec<StateInstance>,
+    pub oracle_live: Inventory,
+}
+
+fn addresses(state: &[StateInstance]) -> BTreeSet<String> {
+    state.iter().map(|i| i.addr.to_string()).collect()
+}
+
+fn list(set: &BTreeSet<String>) -> String {
+    set.iter().cloned().collect::<Vec<_>>().join(", ")
+}
+
+/// Cold deploy: stock terraform plans and applies the root on both twins.
+pub fn cold_deploy(lane: &Lane) -> Result<(Vec<Assertion>, String, ColdOutcome), StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+
+    let plans: [Plan; 2] = both_ok(lane.both(|t| {
+        clock.say(&format!(
+            "Cold deploy: terraform plan and apply on the {}",
+            t.side
+        ));
+        let plan = t.oracle.plan(clock, "cold.tfplan", &[])?;
+        t.oracle.apply(clock, "cold.tfplan")?;
+        Ok(plan)
+    }))?;
+
+    // The running system writes what no block declares.
+    both_ok(lane.both(|t| {
+        for u in &estate.undeclared {
+            match u {
+                Undeclared::S3Object { bucket, key, body } => {
+                    t.witness.put_object(bucket, key, body)?
+                }
+                Undeclared::SqsMessage { queue, body } => t.witness.send_message(queue, body)?,
+            }
+        }
+        Ok(())
+    }))?;
+
+    let e = lane.estate_twin();
+    if breaks.on(Toggle::ColdState) {
+        let addr = estate.knobs.state_rm_address.to_string();
+        e.oracle.run(clock, &["state", "rm", "-no-color", &addr])?;
+    }
+    if breaks.on(Toggle::ColdInventory) {
+        e.witness
+            .delete_parameter(&estate.knobs.missing_parameter)?;
+    }
+    if breaks.on(Toggle::ColdMarkers) {
+        e.witness
+            .tag_queue(&estate.knobs.stamped_queue, "tofu-estate", &estate.name)?;
+    }
+    if breaks.on(Toggle::ColdUndeclared) {
+        if let Some(Undeclared::S3Object { bucket, key, .. }) = estate
+            .undeclared
+            .iter()
+            .find(|u| matches!(u, Undeclared::S3Object { .. }))
+        {
+            e.witness.delete_object(bucket, key)?;
+        }
+    }
+
+    clock.say("Cold deploy: reading both twins back with the AWS CLI");
+    let reads = both_ok(lane.both(|t| {
+        let state = t.oracle.state(clock)?;
+        let live = t.witness.inventory(&lane.kinds)?;
+        let markers = t.witness.markers(&live)?;
+        let missing = missing_undeclared(&t.witness, &estate.undeclared)?;
+        Ok((
+            state,
+            live,
+            markers,
+            missing,
+            t.oracle.state_file().is_file(),
+        ))
+    }))?;
+
+    let mut out = Vec::new();
+
+    // A real terraform.tfstate on each, holding exactly what the plan created.
+    let created: [BTreeSet<String>; 2] = plans.each_ref().map(|p| {
+        p.changes()
+            .into_iter()
+            .filter(|(_, a)| a.iter().any(|x| x == "create"))
+            .map(|(addr, _)| addr)
+            .collect()
+    });
+    let mut problems = Vec::new();
+    for (i, t) in lane.twins.iter().enumerate() {
+        let (state, _, _, _, file) = &reads[i];
+        let held = addresses(state);
+        if !file {
+            problems.push(format!("the {} has no terraform.tfstate", t.side));
+        }
+        let lost: BTreeSet<String> = created[i].difference(&held).cloned().collect();
+        let extra: BTreeSet<String> = held.difference(&created[i]).cloned().collect();
+        if !lost.is_empty() || !extra.is_empty() {
+            problems.push(format!(
+                "the {}'s state holds {} instances where stock's plan created {} (missing: {}; unplanned: {})",
+                t.side,
+                held.len(),
+                created[i].len(),
+                if lost.is_empty() { "none".into() } else { list(&lost) },
+                if extra.is_empty() { "none".into() } else { list(&extra) },
+            ));
+        }
+    }
+    let state_len = reads[1].0.len();
+    if problems.is_empty() && addresses(&reads[0].0) != addresses(&reads[1].0) {
+        problems.push("the two twins' states hold different addresses".into());
+    }
+    out.push(Assertion::new(
+        Toggle::ColdState,
+        problems.is_empty(),
+        if problems.is_empty() {
+            format!(
+                "a real terraform.tfstate on each twin with {state_len} instances, exactly the {} stock's plan created ({})",
+                created[1].len(),
+                plans[1].summary_line()
+            )
+        } else {
+            problems.join("; ")
+        },
+    ));
+
+    // The witness counts exactly the state's objects on each twin.
+    let mut problems = Vec::new();
+    let mut declared_live = Vec::new();
+    for (i, t) in lane.twins.iter().enumerate() {
+        let (state, live, _, _, _) = &reads[i];
+        let declared = Inventory::of_state(state)?;
+        let new = live.minus(&t.baseline);
+        let absent = declared.minus(&new);
+        let unexpected = new.minus(&declared);
+        if !absent.is_empty() {
+            problems.push(format!(
+                "on the {} the state's {} are not live",
+                t.side,
+                absent.names()
+            ));
+        }
+        if !unexpected.is_empty() {
+            problems.push(format!(
+                "on the {} {} are live and in no state",
+                t.side,
+                unexpected.names()
+            ));
+        }
+        declared_live.push(new);
+    }
+    // Generated identities (a subscription's ARN) differ between twins, so
+    // the twins agree when their counts by type agree.
+    if problems.is_empty() && declared_live[0].counts() != declared_live[1].counts() {
+        problems.push(format!(
+            "the twins differ: estate twin {}; oracle twin {}",
+            declared_live[0].counts(),
+            declared_live[1].counts()
+        ));
+    }
+    out.push(Assertion::new(
+        Toggle::ColdInventory,
+        problems.is_empty(),
+        if problems.is_empty() {
+            format!(
+                "the AWS CLI counts the same {} objects over {} types on both twins ({}), exactly the state's, beside the {} that existed before",
+                declared_live[1].len(),
+                declared_live[1].kinds(),
+                declared_live[1].counts(),
+                lane.oracle_twin().baseline.len()
+            )
+        } else {
+            problems.join("; ")
+        },
+    ));
+
+    // No estate markers anywhere.
+    let hits: Vec<String> = lane
+        .twins
+        .iter()
+        .zip(&reads)
+        .flat_map(|(t, r)| {
+            r.2.iter()
+                .map(move |h| format!("{}={} on {} ({})", h.key, h.value, h.object, t.side))
+        })
+        .collect();
+    out.push(Assertion::new(
+        Toggle::ColdMarkers,
+        hits.is_empty(),
+        if hits.is_empty() {
+            "zero tofu-estate or tofu-address tags on either twin (the tagging API for s3, sqs, sns, dynamodb and ssm; IAM tags read role by role and policy by policy)".to_owned()
+        } else {
+            format!("marker tags found: {}", hits.join(", "))
+        },
+    ));
+
+    // The undeclared objects are there.
+    let missing: Vec<String> = lane
+        .twins
+        .iter()
+        .zip(&reads)
+        .flat_map(|(t, r)| {
+            r.3.iter()
+                .map(move |m| format!("{m} is missing on the {}", t.side))
+        })
+        .collect();
+    out.push(Assertion::new(
+        Toggle::ColdUndeclared,
+        missing.is_empty(),
+        if missing.is_empty() {
+            format!(
+                "the running system wrote {} that no block declares, each read back on both twins",
+                undeclared_summary(&estate.undeclared)
+            )
+        } else {
+            missing.join("; ")
+        },
+    ));
+
+    let summary = format!(
+        "{} instances over {} types from plain terraform on both twins, one moto server each",
+        state_len,
+        estate.resource_types.len()
+    );
+    let [_, (oracle_state, oracle_live, ..)] = reads;
+    Ok((
+        out,
+        summary,
+        ColdOutcome {
+            oracle_state,
+            oracle_live,
+        },
+    ))
+}
+
+/// `2 objects in refaws-data and 2 messages in refaws-jobs`.
+fn undeclared_summary(u: &[Undeclared]) -> String {
+    let mut parts: Vec<(String, usize)> = Vec::new();
+    for x in u {
+        let what = match x {
+            Undeclared::S3Object { bucket, .. } => format!("object(s) in bucket {bucket}"),
+            Undeclared::SqsMessage { queue, .. } => format!("message(s) in queue {queue}"),
+        };
+        match parts.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, n)) => *n += 1,
+            None => parts.push((what, 1)),
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(w, n)| format!("{n} {w}"))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// The undeclared objects the witness cannot find on a twin.
+fn missing_undeclared(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<String>, WitnessError> {
+    let mut missing = Vec::new();
+    let mut expected_messages: Vec<(&str, u64)> = Vec::new();
+    for u in undeclared {
+        match u {
+            Undeclared::S3Object { bucket, key, .. } => {
+                let keys = w.object_keys(bucket)?.unwrap_or_default();
+                if !keys.contains(key) {
+                    missing.push(u.to_string());
+                }
+            }
+            Undeclared::SqsMessage { queue, .. } => {
+                match expected_messages.iter_mut().find(|(q, _)| q == queue) {
+                    Some((_, n)) => *n += 1,
+                    None => expected_messages.push((queue, 1)),
+                }
+            }
+        }
+    }
+    for (queue, n) in expected_messages {
+        let have = w.message_count(queue)?.unwrap_or(0);
+        if have < n {
+            missing.push(format!("{} of {n} messages in queue {queue}", n - have));
+        }
+    }
+    Ok(missing)
+}
+
+/// Teardown by stock terraform on the oracle twin.
+pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<(Vec<Assertion>, String), StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let o = lane.oracle_twin();
+
+    if breaks.on(Toggle::TeardownUndeclared) {
+        let keep = estate.preexisting.buckets.first().ok_or_else(|| {
+            StepError::Knob(
+                "BREAK_TEARDOWN_UNDECLARED needs a pre-existing bucket to copy into".into(),
+            )
+        })?;
+        if let Some(Undeclared::S3Object { key, body, .. }) = estate
+            .undeclared
+            .iter()
+            .find(|u| matches!(u, Undeclared::S3Object { .. }))
+        {
+            o.witness.put_object(keep, key, body)?;
+        }
+    }
+
+    clock.say("Teardown: terraform plan -destroy and apply on the oracle twin");
+    let plan = o.oracle.plan(clock, "teardown.tfplan", &["-destroy"])?;
+    o.oracle.apply(clock, "teardown.tfplan")?;
+
+    if breaks.on(Toggle::TeardownRemoved) {
+        o.witness
+            .put_parameter(&estate.knobs.resurrected_parameter, "resurrected")?;
+    }
+    if breaks.on(Toggle::TeardownSurvivors) {
+        o.witness
+            .delete_queue(&estate.knobs.lost_preexisting_queue)?;
+    }
+
+    clock.say("Teardown: reading the oracle twin back with the AWS CLI");
+    let after = o.witness.inventory(&lane.kinds)?;
+    let state_after = o.oracle.state(clock)?;
+    let declared = Inventory::of_state(&cold.oracle_state)?;
+    let mut out = Vec::new();
+
+    // Exactly the state's instances removed.
+    let removed = cold.oracle_live.minus(&after);
+    let left = after.intersect(&declared);
+    let over = removed.minus(&declared);
+    let destroys = plan.summary().2;
+    let mut problems = Vec::new();
+    if !left.is_empty() {
+        problems.push(format!("still live after the destroy: {}", left.names()));
+    }
+    if !over.is_empty() {
+        problems.push(format!(
+            "removed though no state held them: {}",
+            over.names()
+        ));
+    }
+    if !state_after.is_empty() {
+        problems.push(format!(
+            "the state still holds {} instances",
+            state_after.len()
+        ));
+    }
+    if destroys != cold.oracle_state.len() {
+        problems.push(format!(
+            "stock's plan destroys {destroys} where the state held {}",
+            cold.oracle_state.len()
+        ));
+    }
+    out.push(Assertion::new(
+        Toggle::TeardownRemoved,
+        problems.is_empty(),
+        if problems.is_empty() {
+            format!(
+                "terraform destroy on the oracle twin removed exactly the {} instances its state held ({}), read back with the AWS CLI over {} types, and left an empty state",
+                declared.len(),
+                plan.summary_line(),
+                declared.kinds()
+            )
+        } else {
+            problems.join("; ")
+        },
+    ));
+
+    // Everything that existed before cold deploy is still there, and nothing else.
+    let lost = o.baseline.minus(&after);
+    let extra = after.minus(&o.baseline);
+    let mut problems = Vec::new();
+    if !lost.is_empty() {
+        problems.push(format!(
+            "gone though it existed before cold deploy: {}",
+            lost.names()
+        ));
+    }
+    if !extra.is_empty() {
+        problems.push(format!(
+            "live after teardown and not before cold deploy: {}",
+            extra.names()
+        ));
+    }
+    out.push(Assertion::new(
+        Toggle::TeardownSurvivors,
+        problems.is_empty(),
+        if problems.is_empty() {
+            format!(
+                "the {} objects that existed before cold deploy ({}) are still there, and nothing else is",
+                o.baseline.len(),
+                o.baseline.names()
+            )
+        } else {
+            problems.join("; ")
+        },
+    ));
+
+    // The undeclared objects went with their parents, as stock handles them.
+    let mut problems = Vec::new();
+    let buckets: Vec<String> = after
+        .0
+        .get(&Kind::Bucket)
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    for u in &estate.undeclared {
+        match u {
+            Undeclared::S3Object { bucket, key, .. } => {
+                for b in &buckets {
+                    if o.witness.object_keys(b)?.unwrap_or_default().contains(key) {
+                        problems.push(format!("{u} outlived the teardown in bucket {b}"));
+                    }
+                }
+                if after.contains(Kind::Bucket, bucket) {
+                    problems.push(format!("bucket {bucket} holding {u} is still there"));
+                }
+            }
+            Undeclared::SqsMessage { queue, .. } => {
+                if let Some(n) = o.witness.message_count(queue)? {
+                    problems.push(format!("queue {queue} is still there with {n} messages"));
+                }
+            }
+        }
+    }
+    problems.dedup();
+    out.push(Assertion::new(
+        Toggle::TeardownUndeclared,
+        problems.is_empty(),
+        if problems.is_empty() {
+            format!(
+                "the {} went with their parents (force_destroy empties the bucket; a queue's messages go with it), as stock handles them",
+                undeclared_summary(&estate.undeclared)
+            )
+        } else {
+            problems.join("; ")
+        },
+    ));
+    Ok((
+        out,
+        "stock terraform tears the estate down on the oracle twin".into(),
+    ))
+}

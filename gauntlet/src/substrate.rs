@@ -1,0 +1,308 @@
+//! The aws lane's substrate: one moto server per twin.
+//!
+//! Each [`Twin`] is a moto process on its own loopback port with its own
+//! in-memory data, owned by a [`Guard`] so it is stopped however the run
+//! ends. The twin also writes the provider override that points the aws
+//! provider at it: endpoints for every service the estate uses, fake
+//! credentials and the skip flags.
+
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::clock::{Category, Clock};
+use crate::process::{self, Guard};
+
+/// How long moto gets to answer its first request.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which side of the comparison a twin is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The twin the engine drives (stock terraform stands in until it can).
+    Estate,
+    /// The twin stock terraform drives as the oracle.
+    Oracle,
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Estate => "estate",
+            Side::Oracle => "oracle",
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} twin", self.name())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SubstrateError {
+    #[error("port {port} on 127.0.0.1 is already in use; pass other ports with --ports, or leave --ports out to have free ones chosen")]
+    PortTaken { port: u16 },
+    #[error("no free loopback port could be found: {0}")]
+    NoPort(std::io::Error),
+    #[error("moto for the {side} exited before it answered ({status}); its log {log}:\n{tail}")]
+    Exited {
+        side: Side,
+        status: String,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error(
+        "moto for the {side} did not answer on 127.0.0.1:{port} within {secs}s; its log is {log}"
+    )]
+    NotReady {
+        side: Side,
+        port: u16,
+        secs: u64,
+        log: PathBuf,
+    },
+    #[error("the estate declares {type_name}, and the aws lane has no emulator endpoint for it")]
+    NoEndpoint { type_name: String },
+    #[error(transparent)]
+    Process(#[from] process::ProcessError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Ports for the two twins: chosen free, or given and checked.
+pub fn choose_ports(given: Option<(u16, u16)>) -> Result<(u16, u16), SubstrateError> {
+    match given {
+        Some((a, b)) => {
+            for port in [a, b] {
+                TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+                    .map_err(|_| SubstrateError::PortTaken { port })?;
+            }
+            Ok((a, b))
+        }
+        None => {
+            // Hold both listeners at once so the two ports differ.
+            let a = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(SubstrateError::NoPort)?;
+            let b = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(SubstrateError::NoPort)?;
+            let port = |l: &TcpListener| l.local_addr().map(|a| a.port());
+            Ok((
+                port(&a).map_err(SubstrateError::NoPort)?,
+                port(&b).map_err(SubstrateError::NoPort)?,
+            ))
+        }
+    }
+}
+
+/// One running moto server.
+pub struct Twin {
+    pub side: Side,
+    pub port: u16,
+    pub log: PathBuf,
+    guard: Guard,
+}
+
+impl Twin {
+    /// Start moto on `port` and wait until it answers.
+    pub fn start(
+        clock: &Clock,
+        moto_server: &Path,
+        side: Side,
+        port: u16,
+        work: &Path,
+    ) -> Result<Twin, SubstrateError> {
+        let log = work.join(format!("moto-{}.log", side.name()));
+        let file = File::create(&log).map_err(|source| SubstrateError::Io {
+            path: log.clone(),
+            source,
+        })?;
+        let err_file = file.try_clone().map_err(|source| SubstrateError::Io {
+            path: log.clone(),
+            source,
+        })?;
+        let mut cmd = Command::new(moto_server);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", work)
+            .stdin(Stdio::null())
+            .stdout(file)
+            .stderr(err_file);
+        let label = format!("moto on the {side}");
+        let mut guard = Guard::spawn(cmd, &label)?;
+        clock.say(&format!(
+            "started moto_server (pid {}) for the {side} on 127.0.0.1:{port}",
+            guard.pid()
+        ));
+        let deadline = Instant::now() + READY_TIMEOUT;
+        clock.wait(
+            Category::Emulator,
+            &format!("moto on the {side} to answer"),
+            || loop {
+                if let Some(status) = guard.try_wait() {
+                    return Err(SubstrateError::Exited {
+                        side,
+                        status: status.to_string(),
+                        tail: tail(&log),
+                        log: log.clone(),
+                    });
+                }
+                if process::interrupted() {
+                    return Err(process::ProcessError::Interrupted {
+                        label: label.clone(),
+                    }
+                    .into());
+                }
+                if answers(port) {
+                    return Ok(());
+                }
+                if Instant::now() > deadline {
+                    return Err(SubstrateError::NotReady {
+                        side,
+                        port,
+                        secs: READY_TIMEOUT.as_secs(),
+                        log: log.clone(),
+                    });
+                }
+                thread::sleep(Duration::from_millis(50));
+            },
+        )?;
+        Ok(Twin {
+            side,
+            port,
+            log,
+            guard,
+        })
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.guard.pid()
+    }
+
+    /// The provider override for this twin, for a root declaring `types`.
+    pub fn provider_override(&self, types: &[String]) -> Result<String, SubstrateError> {
+        provider_override(&self.endpoint(), types)
+    }
+}
+
+/// Whether an HTTP server on the port answers a request.
+fn answers(port: u16) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET /moto-api/ HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
+}
+
+fn tail(log: &Path) -> String {
+    let text = fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+/// The provider's endpoint name for the service a resource type belongs to.
+fn service_of(type_name: &str) -> Option<&'static str> {
+    const PREFIXES: &[(&str, &str)] = &[
+        ("aws_s3_", "s3"),
+        ("aws_sqs_", "sqs"),
+        ("aws_sns_", "sns"),
+        ("aws_iam_", "iam"),
+        ("aws_dynamodb_", "dynamodb"),
+        ("aws_ssm_", "ssm"),
+    ];
+    PREFIXES
+        .iter()
+        .find(|(p, _)| type_name.starts_with(p))
+        .map(|(_, s)| *s)
+}
+
+/// An override file for the root's `provider "aws"` block: terraform merges
+/// it into the block, so the root itself stays as written.
+pub fn provider_override(endpoint: &str, types: &[String]) -> Result<String, SubstrateError> {
+    // sts answers the provider's own identity calls; the tagging API is what
+    // the sweep reads.
+    let mut services = vec!["resourcegroupstaggingapi", "sts"];
+    for t in types {
+        let s = service_of(t).ok_or_else(|| SubstrateError::NoEndpoint {
+            type_name: t.clone(),
+        })?;
+        services.push(s);
+    }
+    services.sort();
+    services.dedup();
+    let width = services.iter().map(|s| s.len()).max().unwrap_or(0);
+    let endpoints: String = services
+        .iter()
+        .map(|s| format!("    {s:<width$} = \"{endpoint}\"\n"))
+        .collect();
+    Ok(format!(
+        "# Written by the gauntlet: points the aws provider at this twin's emulator.\n\
+provider \"aws\" {{\n\
+  access_key                  = \"test\"\n\
+  secret_key                  = \"test\"\n\
+  skip_credentials_validation = true\n\
+  skip_metadata_api_check     = true\n\
+  skip_requesting_account_id  = true\n\
+  s3_use_path_style           = true\n\
+  endpoints {{\n{endpoints}  }}\n\
+}}\n"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_override_names_every_service_the_root_uses() {
+        let o = provider_override(
+            "http://127.0.0.1:5000",
+            &[
+                "aws_s3_bucket".into(),
+                "aws_sqs_queue".into(),
+                "aws_s3_bucket_policy".into(),
+            ],
+        )
+        .unwrap();
+        for s in ["s3 ", "sqs ", "sts ", "resourcegroupstaggingapi "] {
+            assert!(o.contains(&format!("    {s}")), "{s} missing:\n{o}");
+        }
+        assert!(!o.contains("dynamodb"));
+        assert!(o.contains("skip_requesting_account_id  = true"));
+        // It is HCL terraform can read.
+        hcl::parse(&o).unwrap();
+    }
+
+    #[test]
+    fn a_type_without_an_endpoint_is_refused() {
+        let e = provider_override("http://x", &["aws_lambda_function".into()]).unwrap_err();
+        assert!(e.to_string().contains("aws_lambda_function"));
+    }
+
+    #[test]
+    fn a_taken_port_is_refused_and_free_ones_differ() {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let taken = l.local_addr().unwrap().port();
+        let e = choose_ports(Some((taken, 1))).unwrap_err();
+        assert!(e.to_string().contains(&format!("port {taken}")), "{e}");
+        let (a, b) = choose_ports(None).unwrap();
+        assert_ne!(a, b);
+    }
+}

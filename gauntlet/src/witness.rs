@@ -1,0 +1,800 @@
+//! The independent witness: the AWS CLI pointed at one twin.
+//!
+//! Nothing here asks terraform or the engine; every fact comes from the AWS
+//! API as the emulator serves it. An [`Inventory`] is the set of live objects
+//! of the kinds an estate declares, each named by the same identity the
+//! [`Kind`] table derives from a terraform state instance, so live objects and
+//! state instances compare as sets.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+
+use serde_json::Value;
+
+use crate::clock::{Category, Clock};
+use crate::oracle::StateInstance;
+use crate::process;
+use crate::substrate::Side;
+
+/// The tag keys that mark an object as an estate's.
+pub const MARKER_KEYS: [&str; 2] = ["tofu-estate", "tofu-address"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum WitnessError {
+    #[error("the AWS CLI on the {side} failed: aws {args}:\n{stderr}")]
+    Call {
+        side: Side,
+        args: String,
+        stderr: String,
+    },
+    #[error(
+        "the AWS CLI on the {side} printed what the witness cannot read (aws {args}): {reason}"
+    )]
+    Unreadable {
+        side: Side,
+        args: String,
+        reason: String,
+    },
+    #[error("the witness has no identity row for {type_name}; add one to witness::Kind")]
+    NoRow { type_name: String },
+    #[error("{address}: the state lacks {attr}, which names it to the witness")]
+    NoIdentity { address: String, attr: &'static str },
+    #[error(transparent)]
+    Process(#[from] process::ProcessError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A kind of live object the witness can list, one per terraform type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Bucket,
+    BucketVersioning,
+    BucketPolicy,
+    Queue,
+    QueuePolicy,
+    QueueRedrivePolicy,
+    Topic,
+    Subscription,
+    Role,
+    Policy,
+    RolePolicyAttachment,
+    Table,
+    Parameter,
+}
+
+impl Kind {
+    const ALL: [Kind; 13] = [
+        Kind::Bucket,
+        Kind::BucketVersioning,
+        Kind::BucketPolicy,
+        Kind::Queue,
+        Kind::QueuePolicy,
+        Kind::QueueRedrivePolicy,
+        Kind::Topic,
+        Kind::Subscription,
+        Kind::Role,
+        Kind::Policy,
+        Kind::RolePolicyAttachment,
+        Kind::Table,
+        Kind::Parameter,
+    ];
+
+    /// The terraform resource type this kind witnesses.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Kind::Bucket => "aws_s3_bucket",
+            Kind::BucketVersioning => "aws_s3_bucket_versioning",
+            Kind::BucketPolicy => "aws_s3_bucket_policy",
+            Kind::Queue => "aws_sqs_queue",
+            Kind::QueuePolicy => "aws_sqs_queue_policy",
+            Kind::QueueRedrivePolicy => "aws_sqs_queue_redrive_policy",
+            Kind::Topic => "aws_sns_topic",
+            Kind::Subscription => "aws_sns_topic_subscription",
+            Kind::Role => "aws_iam_role",
+            Kind::Policy => "aws_iam_policy",
+            Kind::RolePolicyAttachment => "aws_iam_role_policy_attachment",
+            Kind::Table => "aws_dynamodb_table",
+            Kind::Parameter => "aws_ssm_parameter",
+        }
+    }
+
+    pub fn for_type(type_name: &str) -> Result<Kind, WitnessError> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.type_name() == type_name)
+            .ok_or_else(|| WitnessError::NoRow {
+                type_name: type_name.to_owned(),
+            })
+    }
+
+    /// The identity of a state instance of this kind, as the witness names
+    /// the live object.
+    pub fn identity(self, inst: &StateInstance) -> Result<String, WitnessError> {
+        let v = &inst.values;
+        let attr = |name: &'static str| {
+            v[name]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .ok_or_else(|| WitnessError::NoIdentity {
+                    address: inst.addr.to_string(),
+                    attr: name,
+                })
+        };
+        match self {
+            Kind::Bucket | Kind::BucketVersioning | Kind::BucketPolicy => attr("bucket"),
+            Kind::Queue | Kind::Topic | Kind::Role | Kind::Policy | Kind::Table => attr("name"),
+            Kind::Parameter => attr("name"),
+            Kind::QueuePolicy | Kind::QueueRedrivePolicy => {
+                Ok(last_segment(&attr("queue_url")?, '/'))
+            }
+            Kind::Subscription => attr("arn"),
+            Kind::RolePolicyAttachment => Ok(format!("{}/{}", attr("role")?, attr("policy_arn")?)),
+        }
+    }
+
+    /// The short name used in counts on the page.
+    pub fn noun(self) -> &'static str {
+        self.type_name().trim_start_matches("aws_")
+    }
+}
+
+fn last_segment(s: &str, sep: char) -> String {
+    s.rsplit(sep).next().unwrap_or(s).to_owned()
+}
+
+/// Live objects by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inventory(pub BTreeMap<Kind, BTreeSet<String>>);
+
+impl Inventory {
+    /// The identities of a terraform state's instances.
+    pub fn of_state(state: &[StateInstance]) -> Result<Inventory, WitnessError> {
+        let mut inv = Inventory::default();
+        for i in state {
+            let k = Kind::for_type(&i.type_name)?;
+            inv.insert(k, k.identity(i)?);
+        }
+        Ok(inv)
+    }
+
+    pub fn insert(&mut self, k: Kind, id: String) {
+        self.0.entry(k).or_default().insert(id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.values().map(BTreeSet::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, k: Kind, id: &str) -> bool {
+        self.0.get(&k).is_some_and(|s| s.contains(id))
+    }
+
+    /// Objects in `self` and not in `other`.
+    pub fn minus(&self, other: &Inventory) -> Inventory {
+        let mut out = Inventory::default();
+        for (k, ids) in &self.0 {
+            for id in ids {
+                if !other.contains(*k, id) {
+                    out.insert(*k, id.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Objects in both.
+    pub fn intersect(&self, other: &Inventory) -> Inventory {
+        let mut out = Inventory::default();
+        for (k, ids) in &self.0 {
+            for id in ids.iter().filter(|id| other.contains(*k, id)) {
+                out.insert(*k, id.clone());
+            }
+        }
+        out
+    }
+
+    /// `3 sqs_queue, 1 s3_bucket, ...`: counts by kind, for the page.
+    pub fn counts(&self) -> String {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(k, ids)| format!("{} {}", ids.len(), k.noun()))
+            .collect();
+        if parts.is_empty() {
+            "nothing".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// Every object, as `kind id`, for details that name them.
+    pub fn names(&self) -> String {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .flat_map(|(k, ids)| ids.iter().map(move |id| format!("{} {id}", k.noun())))
+            .collect();
+        parts.join(", ")
+    }
+
+    /// Kinds that hold at least one object.
+    pub fn kinds(&self) -> usize {
+        self.0.values().filter(|s| !s.is_empty()).count()
+    }
+}
+
+/// A marker tag found on a live object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkerHit {
+    pub object: String,
+    pub key: String,
+    pub value: String,
+}
+
+/// The AWS CLI pointed at one twin.
+pub struct Witness {
+    pub side: Side,
+    aws: PathBuf,
+    endpoint: String,
+    region: String,
+    home: PathBuf,
+    clock: Clock,
+}
+
+impl Witness {
+    pub fn new(
+        clock: &Clock,
+        side: Side,
+        aws: &Path,
+        endpoint: &str,
+        region: &str,
+        work: &Path,
+    ) -> Result<Witness, WitnessError> {
+        let home = work.join(format!("witness-{}", side.name()));
+        fs::create_dir_all(&home).map_err(|source| WitnessError::Io {
+            path: home.clone(),
+            source,
+        })?;
+        Ok(Witness {
+            side,
+            aws: aws.to_owned(),
+            endpoint: endpoint.to_owned(),
+            region: region.to_owned(),
+            home,
+            clock: clock.clone(),
+        })
+    }
+
+    /// `aws <args> --output json`; `Ok(None)` when the call failed with one
+    /// of the `absent` error codes (the object is not there).
+    fn call_or_absent(
+        &self,
+        args: &[&str],
+        absent: &[&str],
+    ) -> Result<Option<Value>, WitnessError> {
+        let mut cmd = Command::new(&self.aws);
+        cmd.args(args)
+            .args(["--output", "json", "--endpoint-url", &self.endpoint])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_DEFAULT_REGION", &self.region)
+            .env("AWS_CONFIG_FILE", "/dev/null")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+            .env("AWS_MAX_ATTEMPTS", "2");
+        let label = format!(
+            "aws {} {} on the {}",
+            args[0],
+            args.get(1).unwrap_or(&""),
+            self.side
+        );
+        let out = process::run(&self.clock, Category::Witness, &label, cmd)?;
+        let joined = args.join(" ");
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+            if absent.iter().any(|code| stderr.contains(code)) {
+                return Ok(None);
+            }
+            return Err(WitnessError::Call {
+                side: self.side,
+                args: joined,
+                stderr,
+            });
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        if text.trim().is_empty() {
+            return Ok(Some(Value::Null));
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| WitnessError::Unreadable {
+                side: self.side,
+                args: joined,
+                reason: e.to_string(),
+            })
+    }
+
+    fn call(&self, args: &[&str]) -> Result<Value, WitnessError> {
+        Ok(self.call_or_absent(args, &[])?.unwrap_or(Value::Null))
+    }
+
+    /// Every live object of `kinds`.
+    pub fn inventory(&self, kinds: &BTreeSet<Kind>) -> Result<Inventory, WitnessError> {
+        let has = |k| kinds.contains(&k);
+        let need_buckets =
+            has(Kind::Bucket) || has(Kind::BucketVersioning) || has(Kind::BucketPolicy);
+        let need_queues =
+            has(Kind::Queue) || has(Kind::QueuePolicy) || has(Kind::QueueRedrivePolicy);
+        let need_roles = has(Kind::Role) || has(Kind::RolePolicyAttachment);
+        let mut inv = Inventory::default();
+        // First the listings, side by side.
+        let (buckets, queues, topics, subs, roles, policies, tables, params) = thread::scope(|s| {
+            let list = |want: bool,
+                        args: &'static [&'static str],
+                        field: &'static str,
+                        key: Option<&'static str>| {
+                s.spawn(move || -> Result<Vec<String>, WitnessError> {
+                    if !want {
+                        return Ok(Vec::new());
+                    }
+                    let v = self.call(args)?;
+                    Ok(strings(&v[field], key))
+                })
+            };
+            let b = list(
+                need_buckets,
+                &["s3api", "list-buckets"],
+                "Buckets",
+                Some("Name"),
+            );
+            let q = list(need_queues, &["sqs", "list-queues"], "QueueUrls", None);
+            let t = list(
+                has(Kind::Topic),
+                &["sns", "list-topics"],
+                "Topics",
+                Some("TopicArn"),
+            );
+            let su = list(
+                has(Kind::Subscription),
+                &["sns", "list-subscriptions"],
+                "Subscriptions",
+                Some("SubscriptionArn"),
+            );
+            let r = list(
+                need_roles,
+                &["iam", "list-roles"],
+                "Roles",
+                Some("RoleName"),
+            );
+            let p = list(
+                has(Kind::Policy),
+                &["iam", "list-policies", "--scope", "Local"],
+                "Policies",
+                Some("PolicyName"),
+            );
+            let tb = list(
+                has(Kind::Table),
+                &["dynamodb", "list-tables"],
+                "TableNames",
+                None,
+            );
+            let pa = list(
+                has(Kind::Parameter),
+                &["ssm", "describe-parameters"],
+                "Parameters",
+                Some("Name"),
+            );
+            let j = |h: thread::ScopedJoinHandle<'_, Result<Vec<String>, WitnessError>>| {
+                h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+            };
+            (j(b), j(q), j(t), j(su), j(r), j(p), j(tb), j(pa))
+        });
+        let (buckets, queue_urls, roles) = (buckets?, queues?, roles?);
+        for (k, ids) in [
+            (
+                Kind::Topic,
+                topics?
+                    .iter()
+                    .map(|a| last_segment(a, ':'))
+                    .collect::<Vec<_>>(),
+            ),
+            (Kind::Subscription, subs?),
+            (Kind::Policy, policies?),
+            (Kind::Table, tables?),
+            (Kind::Parameter, params?),
+        ] {
+            for id in ids {
+                inv.insert(k, id);
+            }
+        }
+        if has(Kind::Bucket) {
+            buckets
+                .iter()
+                .for_each(|b| inv.insert(Kind::Bucket, b.clone()));
+        }
+        if has(Kind::Queue) {
+            queue_urls
+                .iter()
+                .for_each(|u| inv.insert(Kind::Queue, last_segment(u, '/')));
+        }
+        if has(Kind::Role) {
+            roles.iter().for_each(|r| inv.insert(Kind::Role, r.clone()));
+        }
+        // Then the sub-resources, read per parent, side by side.
+        let found: Vec<Result<Vec<(Kind, String)>, WitnessError>> = thread::scope(|s| {
+            let mut hs = Vec::new();
+            for b in &buckets {
+                if has(Kind::BucketVersioning) {
+                    hs.push(s.spawn(move || {
+                        let v = self.call(&["s3api", "get-bucket-versioning", "--bucket", b])?;
+                        Ok(if v["Status"] == "Enabled" {
+                            vec![(Kind::BucketVersioning, b.clone())]
+                        } else {
+                            vec![]
+                        })
+                    }));
+                }
+                if has(Kind::BucketPolicy) {
+                    hs.push(s.spawn(move || {
+                        let v = self.call_or_absent(
+                            &["s3api", "get-bucket-policy", "--bucket", b],
+                            &["NoSuchBucketPolicy"],
+                        )?;
+                        Ok(v.map(|_| (Kind::BucketPolicy, b.clone()))
+                            .into_iter()
+                            .collect())
+                    }));
+                }
+            }
+            if has(Kind::QueuePolicy) || has(Kind::QueueRedrivePolicy) {
+                for u in &queue_urls {
+                    hs.push(s.spawn(move || {
+                        let v = self.call(&[
+                            "sqs",
+                            "get-queue-attributes",
+                            "--queue-url",
+                            u,
+                            "--attribute-names",
+                            "Policy",
+                            "RedrivePolicy",
+                        ])?;
+                        let name = last_segment(u, '/');
+                        let mut out = vec![];
+                        if has(Kind::QueuePolicy) && v["Attributes"]["Policy"].is_string() {
+                            out.push((Kind::QueuePolicy, name.clone()));
+                        }
+                        if has(Kind::QueueRedrivePolicy)
+                            && v["Attributes"]["RedrivePolicy"].is_string()
+                        {
+                            out.push((Kind::QueueRedrivePolicy, name));
+                        }
+                        Ok(out)
+                    }));
+                }
+            }
+            if has(Kind::RolePolicyAttachment) {
+                for r in &roles {
+                    hs.push(s.spawn(move || {
+                        let v =
+                            self.call(&["iam", "list-attached-role-policies", "--role-name", r])?;
+                        Ok(strings(&v["AttachedPolicies"], Some("PolicyArn"))
+                            .into_iter()
+                            .map(|arn| (Kind::RolePolicyAttachment, format!("{r}/{arn}")))
+                            .collect())
+                    }));
+                }
+            }
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for r in found {
+            for (k, id) in r? {
+                inv.insert(k, id);
+            }
+        }
+        Ok(inv)
+    }
+
+    /// Every marker tag on any object of `inv`.
+    pub fn markers(&self, inv: &Inventory) -> Result<Vec<MarkerHit>, WitnessError> {
+        let roles: Vec<String> = inv
+            .0
+            .get(&Kind::Role)
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let has_policies = inv.0.get(&Kind::Policy).is_some_and(|s| !s.is_empty());
+        let results: Vec<Result<Vec<MarkerHit>, WitnessError>> = thread::scope(|s| {
+            let mut hs = Vec::new();
+            // The tagging API covers s3, sqs, sns, dynamodb and ssm; IAM is
+            // read per role and per policy.
+            hs.push(s.spawn(|| {
+                let v = self.call(&["resourcegroupstaggingapi", "get-resources"])?;
+                let mut hits = Vec::new();
+                for m in v["ResourceTagMappingList"].as_array().into_iter().flatten() {
+                    let arn = m["ResourceARN"].as_str().unwrap_or("");
+                    hits.extend(marker_tags(arn, &m["Tags"]));
+                }
+                Ok(hits)
+            }));
+            for r in &roles {
+                hs.push(s.spawn(move || {
+                    let v = self.call(&["iam", "list-role-tags", "--role-name", r])?;
+                    Ok(marker_tags(&format!("iam role {r}"), &v["Tags"]))
+                }));
+            }
+            if has_policies {
+                hs.push(s.spawn(|| {
+                    let v = self.call(&["iam", "list-policies", "--scope", "Local"])?;
+                    let mut hits = Vec::new();
+                    for p in v["Policies"].as_array().into_iter().flatten() {
+                        let arn = p["Arn"].as_str().unwrap_or("");
+                        let t = self.call(&["iam", "list-policy-tags", "--policy-arn", arn])?;
+                        hits.extend(marker_tags(arn, &t["Tags"]));
+                    }
+                    Ok(hits)
+                }));
+            }
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let mut out = Vec::new();
+        for r in results {
+            out.extend(r?);
+        }
+        Ok(out)
+    }
+
+    fn queue_url(&self, queue: &str) -> Result<Option<String>, WitnessError> {
+        let v = self.call_or_absent(
+            &["sqs", "get-queue-url", "--queue-name", queue],
+            &["NonExistentQueue", "QueueDoesNotExist"],
+        )?;
+        Ok(v.and_then(|v| v["QueueUrl"].as_str().map(str::to_owned)))
+    }
+
+    fn queue_url_required(&self, queue: &str) -> Result<String, WitnessError> {
+        self.queue_url(queue)?.ok_or_else(|| WitnessError::Call {
+            side: self.side,
+            args: format!("sqs get-queue-url --queue-name {queue}"),
+            stderr: "the queue does not exist".into(),
+        })
+    }
+
+    pub fn create_bucket(&self, name: &str) -> Result<(), WitnessError> {
+        self.call(&["s3api", "create-bucket", "--bucket", name])
+            .map(drop)
+    }
+
+    pub fn create_queue(&self, name: &str) -> Result<(), WitnessError> {
+        self.call(&["sqs", "create-queue", "--queue-name", name])
+            .map(drop)
+    }
+
+    pub fn delete_queue(&self, name: &str) -> Result<(), WitnessError> {
+        let url = self.queue_url_required(name)?;
+        self.call(&["sqs", "delete-queue", "--queue-url", &url])
+            .map(drop)
+    }
+
+    pub fn create_role(&self, name: &str) -> Result<(), WitnessError> {
+        let doc = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+        self.call(&[
+            "iam",
+            "create-role",
+            "--role-name",
+            name,
+            "--assume-role-policy-document",
+            doc,
+        ])
+        .map(drop)
+    }
+
+    pub fn put_object(&self, bucket: &str, key: &str, body: &str) -> Result<(), WitnessError> {
+        let file = self.home.join("object-body");
+        fs::write(&file, body).map_err(|source| WitnessError::Io {
+            path: file.clone(),
+            source,
+        })?;
+        let file = file.display().to_string();
+        self.call(&[
+            "s3api",
+            "put-object",
+            "--bucket",
+            bucket,
+            "--key",
+            key,
+            "--body",
+            &file,
+        ])
+        .map(drop)
+    }
+
+    pub fn delete_object(&self, bucket: &str, key: &str) -> Result<(), WitnessError> {
+        self.call(&["s3api", "delete-object", "--bucket", bucket, "--key", key])
+            .map(drop)
+    }
+
+    /// The keys in a bucket, or `None` if the bucket is gone.
+    pub fn object_keys(&self, bucket: &str) -> Result<Option<Vec<String>>, WitnessError> {
+        let v = self.call_or_absent(
+            &["s3api", "list-objects-v2", "--bucket", bucket],
+            &["NoSuchBucket"],
+        )?;
+        Ok(v.map(|v| strings(&v["Contents"], Some("Key"))))
+    }
+
+    pub fn send_message(&self, queue: &str, body: &str) -> Result<(), WitnessError> {
+        let url = self.queue_url_required(queue)?;
+        self.call(&[
+            "sqs",
+            "send-message",
+            "--queue-url",
+            &url,
+            "--message-body",
+            body,
+        ])
+        .map(drop)
+    }
+
+    /// Messages waiting in a queue, or `None` if the queue is gone.
+    pub fn message_count(&self, queue: &str) -> Result<Option<u64>, WitnessError> {
+        let Some(url) = self.queue_url(queue)? else {
+            return Ok(None);
+        };
+        let v = self.call(&[
+            "sqs",
+            "get-queue-attributes",
+            "--queue-url",
+            &url,
+            "--attribute-names",
+            "ApproximateNumberOfMessages",
+        ])?;
+        let n = v["Attributes"]["ApproximateNumberOfMessages"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        Ok(Some(n))
+    }
+
+    pub fn tag_queue(&self, queue: &str, key: &str, value: &str) -> Result<(), WitnessError> {
+        let url = self.queue_url_required(queue)?;
+        let tag = format!("{key}={value}");
+        self.call(&["sqs", "tag-queue", "--queue-url", &url, "--tags", &tag])
+            .map(drop)
+    }
+
+    pub fn delete_parameter(&self, name: &str) -> Result<(), WitnessError> {
+        self.call(&["ssm", "delete-parameter", "--name", name])
+            .map(drop)
+    }
+
+    pub fn put_parameter(&self, name: &str, value: &str) -> Result<(), WitnessError> {
+        self.call(&[
+            "ssm",
+            "put-parameter",
+            "--name",
+            name,
+            "--value",
+            value,
+            "--type",
+            "String",
+        ])
+        .map(drop)
+    }
+}
+
+/// The strings of an array, or of one key of each element of an array.
+fn strings(v: &Value, key: Option<&str>) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| match key {
+            Some(k) => e[k].as_str(),
+            None => e.as_str(),
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn marker_tags(object: &str, tags: &Value) -> Vec<MarkerHit> {
+    tags.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let key = t["Key"].as_str()?;
+            MARKER_KEYS.contains(&key).then(|| MarkerHit {
+                object: object.to_owned(),
+                key: key.to_owned(),
+                value: t["Value"].as_str().unwrap_or("").to_owned(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn inst(addr: &str, values: Value) -> StateInstance {
+        let addr: engine::addr::ResourceInstanceAddr = addr.parse().unwrap();
+        StateInstance {
+            type_name: addr.type_name.clone(),
+            addr,
+            values,
+        }
+    }
+
+    #[test]
+    fn state_instances_name_live_objects_by_identity_row() {
+        let state = vec![
+            inst("aws_s3_bucket.b", json!({"bucket": "data"})),
+            inst("aws_s3_bucket_policy.p", json!({"bucket": "data"})),
+            inst(
+                "aws_sqs_queue_redrive_policy.r",
+                json!({"queue_url": "http://h:1/123/jobs"}),
+            ),
+            inst(
+                "aws_iam_role_policy_attachment.a",
+                json!({"role": "r", "policy_arn": "arn:aws:iam::1:policy/p"}),
+            ),
+            inst("aws_ssm_parameter.shard[1]", json!({"name": "/x/1"})),
+        ];
+        let inv = Inventory::of_state(&state).unwrap();
+        assert!(inv.contains(Kind::BucketPolicy, "data"));
+        assert!(inv.contains(Kind::QueueRedrivePolicy, "jobs"));
+        assert!(inv.contains(Kind::RolePolicyAttachment, "r/arn:aws:iam::1:policy/p"));
+        assert_eq!(inv.len(), 5);
+        assert_eq!(inv.kinds(), 5);
+    }
+
+    #[test]
+    fn a_type_without_a_row_or_an_identity_is_an_error() {
+        let e = Inventory::of_state(&[inst("aws_lambda_function.f", json!({}))]).unwrap_err();
+        assert!(e.to_string().contains("aws_lambda_function"));
+        let e = Inventory::of_state(&[inst("aws_sqs_queue.q", json!({"name": null}))]).unwrap_err();
+        assert!(e.to_string().contains("aws_sqs_queue.q") && e.to_string().contains("name"));
+    }
+
+    #[test]
+    fn set_arithmetic_and_counts() {
+        let mut a = Inventory::default();
+        a.insert(Kind::Queue, "q1".into());
+        a.insert(Kind::Queue, "q2".into());
+        a.insert(Kind::Bucket, "b".into());
+        let mut b = Inventory::default();
+        b.insert(Kind::Queue, "q2".into());
+        assert_eq!(a.minus(&b).counts(), "1 s3_bucket, 1 sqs_queue");
+        assert_eq!(a.intersect(&b).names(), "sqs_queue q2");
+        assert_eq!(Inventory::default().counts(), "nothing");
+    }
+
+    #[test]
+    fn marker_tags_are_found_by_key() {
+        let hits = marker_tags(
+            "arn:q",
+            &json!([{"Key": "app", "Value": "x"}, {"Key": "tofu-estate", "Value": "e"}]),
+        );
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].value, "e");
+    }
+}
