@@ -309,6 +309,36 @@ pub fn write_cli_config(path: &Path, mirror: &ProviderMirror) -> Result<(), Mach
     fs::write(path, text).map_err(io(path))
 }
 
+/// Everything a run needs from the machine.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub terraform: Terraform,
+    pub mirror: ProviderMirror,
+    pub venv: Venv,
+}
+
+impl Machine {
+    /// Find terraform and the provider, and provision the virtualenv at
+    /// `venv`, in that order, so the cheapest failure comes first.
+    pub fn prepare(clock: &Clock, pins: &Pins, venv: &Path) -> Result<Machine, MachineError> {
+        let terraform = Terraform::find(clock, &pins.oracle.terraform)?;
+        let mirror = find_provider(&pins.oracle.aws_provider, &pins.oracle.provider_mirrors)?;
+        clock.say(&format!(
+            "terraform {} at {}; aws provider {} at {}",
+            terraform.version,
+            terraform.path.display(),
+            pins.oracle.aws_provider,
+            mirror.binary.display()
+        ));
+        let venv = Venv::provision(clock, venv, pins)?;
+        Ok(Machine {
+            terraform,
+            mirror,
+            venv,
+        })
+    }
+}
+
 /// The emulator and the witness, installed at their pins.
 #[derive(Debug, Clone)]
 pub struct Venv {

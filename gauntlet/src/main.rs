@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
 use gauntlet::estate;
+use gauntlet::machine::{Machine, Pins};
 use gauntlet::report;
 use gauntlet::runner::{self, Options};
 use gauntlet::stage::{Breaks, StageId, Toggle};
@@ -60,6 +61,8 @@ enum Cmd {
     },
     /// List the BREAK toggles and what each corrupts.
     Breaks,
+    /// Check the machine and install the pinned emulator and witness.
+    Provision,
 }
 
 fn parse_ports(s: &str) -> Result<(u16, u16), String> {
@@ -93,6 +96,13 @@ fn workspace() -> PathBuf {
         .unwrap_or(cwd)
 }
 
+/// The project-local virtualenv, or GAUNTLET_VENV.
+fn venv_dir(root: &Path) -> PathBuf {
+    std::env::var_os("GAUNTLET_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".venv"))
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(code) => code,
@@ -120,9 +130,7 @@ fn real_main() -> anyhow::Result<ExitCode> {
             let opts = Options {
                 work_dir: work_dir.unwrap_or_else(|| root.join(".gauntlet").join(&estate)),
                 estates_dir: dirs.estates_dir.unwrap_or_else(|| root.join("estates")),
-                venv: std::env::var_os("GAUNTLET_VENV")
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| root.join(".venv")),
+                venv: venv_dir(&root),
                 breaks: Breaks::new(&breaks, |k| std::env::var(k).ok()),
                 ports,
                 stop_after,
@@ -168,6 +176,21 @@ fn real_main() -> anyhow::Result<ExitCode> {
                     None => println!("{name:<width$}  never run"),
                 }
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Provision => {
+            let clock = gauntlet::clock::Clock::start();
+            let pins = Pins::load(&root.join("live/aws-lane.toml"))?;
+            let m = Machine::prepare(&clock, &pins, &venv_dir(&root))?;
+            println!(
+                "ready: terraform {}, aws provider {} in {}, moto {} and aws-cli {} in {}",
+                m.terraform.version,
+                pins.oracle.aws_provider,
+                m.mirror.dir.display(),
+                m.venv.moto_version,
+                m.venv.awscli_version,
+                m.venv.dir.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Breaks => {

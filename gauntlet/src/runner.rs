@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::clock::Clock;
 use crate::estate::{Estate, EstateError};
 use crate::evidence::{RunRecord, StageRecord, Verdict, Versions};
-use crate::machine::{self, MachineError, Pins, Terraform, Venv};
+use crate::machine::{self, Machine, MachineError, Pins};
 use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
@@ -226,17 +226,12 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     record.set = estate.set.clone();
     record.lane = estate.lane.clone();
     let kinds = stages::kinds(&estate)?;
-    let terraform = Terraform::find(clock, &pins.oracle.terraform).map_err(interrupted_or)?;
+    let Machine {
+        terraform,
+        mirror,
+        venv,
+    } = Machine::prepare(clock, &pins, &opts.venv).map_err(interrupted_or)?;
     record.versions.terraform = terraform.version.clone();
-    let mirror = machine::find_provider(&pins.oracle.aws_provider, &pins.oracle.provider_mirrors)?;
-    clock.say(&format!(
-        "terraform {} at {}; aws provider {} at {}",
-        terraform.version,
-        terraform.path.display(),
-        pins.oracle.aws_provider,
-        mirror.binary.display()
-    ));
-    let venv = Venv::provision(clock, &opts.venv, &pins).map_err(interrupted_or)?;
     record.versions.emulator = venv.moto_version.clone();
     record.versions.witness = venv.awscli_version.clone();
     let (estate_port, oracle_port) = substrate::choose_ports(opts.ports)?;

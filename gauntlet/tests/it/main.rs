@@ -1,0 +1,148 @@
+//! Integration tests of the gauntlet against real parts: the real terraform
+//! binary, the real aws provider and real moto servers, read back with the
+//! real AWS CLI. Every test runs the `gauntlet` binary as a user would.
+
+mod bad_input;
+mod guards;
+mod runs;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const ESTATE: &str = "reference-aws-stateful";
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A scratch place for one gauntlet invocation: its work and reports dirs.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    pub fn reports(&self) -> PathBuf {
+        self.dir.path().join("reports")
+    }
+
+    /// `gauntlet` with this scratch's work and reports dirs after `args`.
+    pub fn gauntlet(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gauntlet"));
+        cmd.current_dir(workspace())
+            .args(args)
+            .arg("--work-dir")
+            .arg(self.work())
+            .arg("--reports-dir")
+            .arg(self.reports());
+        for t in gauntlet::stage::Toggle::ALL {
+            cmd.env_remove(t.env());
+        }
+        cmd.env_remove("GAUNTLET_TEST_PANIC");
+        cmd
+    }
+
+    /// The run record the gauntlet wrote for `estate`.
+    pub fn record(&self, estate: &str) -> Value {
+        let p = self.reports().join(format!("{estate}.json"));
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    pub fn page(&self, estate: &str) -> String {
+        std::fs::read_to_string(self.reports().join(format!("{estate}.md"))).unwrap()
+    }
+}
+
+/// The output of a finished gauntlet, with stderr as text.
+pub struct Finished {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn finish(out: Output) -> Finished {
+    Finished {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The moto pids a gauntlet announced on stderr.
+pub fn moto_pids(stderr: &str) -> Vec<i32> {
+    stderr
+        .lines()
+        .filter_map(|l| l.split("started moto_server (pid ").nth(1))
+        .filter_map(|rest| rest.split(')').next()?.parse().ok())
+        .collect()
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie is not running; read its state rather than only its presence.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Processes whose working directory lies under `dir`.
+fn processes_in(dir: &Path) -> Vec<i32> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+                && alive(*pid)
+        })
+        .collect()
+}
+
+/// Assert nothing the gauntlet started is still running: the moto servers it
+/// announced, and any process working inside its scratch dir (terraform and
+/// its providers).
+pub fn assert_nothing_left(stderr: &str, scratch: &Scratch) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let motos: Vec<i32> = moto_pids(stderr).into_iter().filter(|p| alive(*p)).collect();
+        let others = processes_in(scratch.dir.path());
+        if motos.is_empty() && others.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            panic!("left running: moto {motos:?}, in the scratch dir {others:?}\n{stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The stage row of a record, by its title.
+pub fn stage<'a>(record: &'a Value, title: &str) -> &'a Value {
+    record["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["title"] == title)
+        .unwrap_or_else(|| panic!("no stage {title}"))
+}
