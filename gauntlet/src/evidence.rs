@@ -55,6 +55,20 @@ impl StageRecord {
     }
 }
 
+/// A plan stock terraform showed during a stage.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanRecord {
+    pub stage: StageId,
+    /// Which twin: `estate` or `oracle`.
+    pub twin: String,
+    /// terraform's summary line: `Plan: 16 to add, 0 to change, 0 to destroy.`
+    pub summary: String,
+    /// Each resource change as `address: action[,action]`.
+    pub changes: Vec<String>,
+    /// `terraform show` of the plan file.
+    pub text: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Versions {
     pub emulator: String,
@@ -72,6 +86,7 @@ pub struct RunRecord {
     pub set: String,
     pub lane: String,
     pub stages: Vec<StageRecord>,
+    pub plans: Vec<PlanRecord>,
     pub commit: String,
     pub started_at: String,
     pub exit_code: i32,

@@ -55,10 +55,12 @@ pub enum ProcessError {
     Interrupted { label: String },
 }
 
-/// On Ctrl-C or SIGTERM: mark the run interrupted and stop every registered
-/// process group, so the waits in progress return and the run unwinds through
-/// its guards. If the run has not ended within the grace period the process
-/// exits with 130 anyway, after killing what is left.
+/// On Ctrl-C or SIGTERM: mark the run interrupted and ask every registered
+/// process group to stop, so the waits in progress return and the run unwinds
+/// through its guards and writes its page. terraform stops gracefully, which
+/// can mean finishing an SQS create; whatever still runs after the grace
+/// period is killed, and if the run has not ended long after that the
+/// process exits with 130 regardless.
 pub fn install_interrupt_handler() {
     let result = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
@@ -67,7 +69,9 @@ pub fn install_interrupt_handler() {
         eprintln!("gauntlet: interrupted; stopping every process it started");
         signal_all(Signal::SIGTERM);
         thread::spawn(|| {
-            thread::sleep(GRACE * 2);
+            thread::sleep(GRACE);
+            signal_all(Signal::SIGKILL);
+            thread::sleep(GRACE * 6);
             signal_all(Signal::SIGKILL);
             std::process::exit(130);
         });

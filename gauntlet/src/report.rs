@@ -93,6 +93,19 @@ pub fn markdown(r: &RunRecord) -> String {
         or_unknown(&v.aws_provider)
     );
     let _ = writeln!(md, "Engine: choudoufu {}.\n", v.engine);
+    if !r.plans.is_empty() {
+        md.push_str("## Stock's plans\n\n");
+        for p in &r.plans {
+            let _ = writeln!(
+                md,
+                "<details><summary>{} on the {} twin: {}</summary>\n\n```\n{}\n```\n\n</details>\n",
+                p.stage.title(),
+                p.twin,
+                p.summary,
+                p.text.trim_end()
+            );
+        }
+    }
     let _ = writeln!(md, "## Reproduce it\n\n```\n{}\n```\n", r.reproduce);
     md.push_str(
         "Needs stock terraform on PATH (or TERRAFORM), the aws provider in a filesystem mirror or plugin cache, and Python 3 with venv; the run installs the pinned moto and AWS CLI into a project-local virtualenv. `BREAK_<NAME>=1` or `--break <name>` corrupts one assertion to show it is load-bearing (`cargo run -p gauntlet -- breaks` lists them).\n",
@@ -108,7 +121,72 @@ fn or_unknown(s: &str) -> &str {
     }
 }
 
-/// Write `<dir>/<estate>.json` and `<dir>/<estate>.md`.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The HTML evidence page: the same record as the Markdown page, for a
+/// browser.
+pub fn html(r: &RunRecord) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Evidence · {0}</title>\n<style>body{{font-family:sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.4rem;vertical-align:top}}.pass{{color:#176f2c}}.fail,.error{{color:#b3261e}}.not-run{{color:#777}}pre{{background:#f6f6f6;padding:.5rem;overflow:auto}}</style></head><body>\n<h1>Evidence · {0}</h1>\n<p>{1}</p>\n<p>Set: {2}. Lane: {3}.</p>\n<p><strong>{4}</strong></p>\n",
+        escape(&r.estate),
+        escape(&r.description),
+        escape(&r.set),
+        escape(&r.lane),
+        escape(&r.verdict_line())
+    );
+    if let Some(e) = &r.error {
+        let _ = writeln!(h, "<pre>{}</pre>", escape(e.trim()));
+    }
+    h.push_str("<table><tr><th>Stage</th><th>Verdict</th><th>Duration</th><th>Detail</th></tr>\n");
+    for s in &r.stages {
+        let class = s.verdict.word().replace(' ', "-");
+        let duration = s
+            .duration_ms
+            .map(|ms| human(Duration::from_millis(ms)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=\"{class}\">{}</td><td>{duration}</td><td>{}</td></tr>",
+            escape(&s.title),
+            s.verdict.word(),
+            escape(&s.detail)
+        );
+    }
+    h.push_str("</table>\n");
+    for p in &r.plans {
+        let _ = writeln!(
+            h,
+            "<details><summary>{} on the {} twin: {}</summary><pre>{}</pre></details>",
+            escape(p.stage.title()),
+            escape(&p.twin),
+            escape(&p.summary),
+            escape(p.text.trim_end())
+        );
+    }
+    let _ = writeln!(
+        h,
+        "<p>Commit {}, {}, exit code {}, moto {}, aws-cli {}, terraform {}, choudoufu {}. Total run time {}.</p>\n<pre>{}</pre>\n</body></html>",
+        escape(&r.commit),
+        escape(&r.started_at),
+        r.exit_code,
+        escape(&r.versions.emulator),
+        escape(&r.versions.witness),
+        escape(&r.versions.terraform),
+        escape(&r.versions.engine),
+        human(r.timing.total),
+        escape(&r.reproduce)
+    );
+    h
+}
+
+/// Write `<dir>/<estate>.json`, `<dir>/<estate>.md` and `<dir>/<estate>.html`.
 pub fn write(dir: &Path, r: &RunRecord) -> std::io::Result<(PathBuf, PathBuf)> {
     fs::create_dir_all(dir)?;
     let json = dir.join(format!("{}.json", r.estate));
@@ -116,6 +194,7 @@ pub fn write(dir: &Path, r: &RunRecord) -> std::io::Result<(PathBuf, PathBuf)> {
     let text = serde_json::to_string_pretty(r).map_err(std::io::Error::other)?;
     fs::write(&json, text + "\n")?;
     fs::write(&md, markdown(r))?;
+    fs::write(dir.join(format!("{}.html", r.estate)), html(r))?;
     Ok((json, md))
 }
 
@@ -181,6 +260,7 @@ mod tests {
                 ..Breakdown::default()
             },
             breaks: vec![],
+            plans: vec![],
             error: None,
             reproduce: "cargo run -p gauntlet -- run e".into(),
         }
@@ -208,6 +288,16 @@ mod tests {
         write(d.path(), &r).unwrap();
         let back = last(d.path(), "e").unwrap();
         assert_eq!(tally(&back), "1 pass, 1 fail, 13 not run");
+    }
+
+    #[test]
+    fn the_html_page_escapes_what_it_shows() {
+        let mut r = record();
+        r.stages[0].detail = "<script>x</script> & more".into();
+        let h = html(&r);
+        assert!(h.contains("&lt;script&gt;x&lt;/script&gt; &amp; more"));
+        assert!(h.contains("<td class=\"pass\">pass</td>"));
+        assert!(h.contains("<td class=\"not-run\">not run</td>"));
     }
 
     #[test]

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::clock::Clock;
 use crate::estate::{Estate, EstateError};
-use crate::evidence::{RunRecord, StageRecord, Verdict, Versions};
+use crate::evidence::{PlanRecord, RunRecord, StageRecord, Verdict, Versions};
 use crate::machine::{self, Machine, MachineError, Pins};
-use crate::oracle::{Oracle, OracleError};
+use crate::oracle::{Oracle, OracleError, Plan};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
-use crate::stages::{self, Lane, StepError, TwinView};
+use crate::stages::{self, Lane, StageOutput, StepError, TwinView};
 use crate::substrate::{self, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
 
@@ -116,6 +116,7 @@ pub fn run(opts: &Options) -> RunRecord {
             .iter()
             .map(|s| StageRecord::not_run(*s, ""))
             .collect(),
+        plans: Vec::new(),
         commit: commit(&opts.root),
         started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         exit_code: 0,
@@ -149,12 +150,27 @@ fn set_stage(record: &mut RunRecord, stage: StageRecord) {
     }
 }
 
-/// Turn a stage's assertions into its row.
+fn plan_record(stage: StageId, side: Side, plan: &Plan) -> PlanRecord {
+    PlanRecord {
+        stage,
+        twin: side.name().to_owned(),
+        summary: plan.summary_line(),
+        changes: plan
+            .changes()
+            .into_iter()
+            .map(|(addr, actions)| format!("{addr}: {}", actions.join(",")))
+            .collect(),
+        text: plan.text.clone(),
+    }
+}
+
+/// Record a stage's plans and turn its assertions into its row.
 fn stage_row(
+    record: &mut RunRecord,
     stage: StageId,
     started: Instant,
     breaks: &Breaks,
-    result: Result<(Vec<Assertion>, String), StepError>,
+    result: Result<StageOutput, StepError>,
 ) -> Result<StageRecord, RunError> {
     let duration_ms = Some(started.elapsed().as_millis() as u64);
     let toggles: Vec<String> = Toggle::ALL
@@ -165,7 +181,14 @@ fn stage_row(
     let (verdict, mut detail, failed) = match result {
         Err(e) if e.interrupted() => return Err(RunError::Interrupted),
         Err(e) => (Verdict::Error, e.to_string(), Vec::new()),
-        Ok((assertions, summary)) => {
+        Ok(StageOutput {
+            assertions,
+            summary,
+            plans,
+        }) => {
+            record
+                .plans
+                .extend(plans.iter().map(|(side, p)| plan_record(stage, *side, p)));
             let failed: Vec<&Assertion> = assertions.iter().filter(|a| !a.holds).collect();
             if failed.is_empty() {
                 let seen: Vec<&str> = assertions.iter().map(|a| a.seen.as_str()).collect();
@@ -323,11 +346,11 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         twins: [ve, vo],
     };
     let mut cold = None;
-    let result = stages::cold_deploy(&lane).map(|(a, s, outcome)| {
+    let result = stages::cold_deploy(&lane).map(|(output, outcome)| {
         cold = Some(outcome);
-        (a, s)
+        output
     });
-    let row = stage_row(StageId::ColdDeploy, started, &opts.breaks, result)?;
+    let row = stage_row(record, StageId::ColdDeploy, started, &opts.breaks, result)?;
     clock.say(&format!("{}: {}", row.title, row.verdict.word()));
     set_stage(record, row);
 
@@ -344,7 +367,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
             clock.set_stage(StageId::Teardown.title());
             let started = Instant::now();
             let result = stages::teardown(&lane, cold);
-            let row = stage_row(StageId::Teardown, started, &opts.breaks, result)?;
+            let row = stage_row(record, StageId::Teardown, started, &opts.breaks, result)?;
             clock.say(&format!("{}: {}", row.title, row.verdict.word()));
             set_stage(record, row);
         }

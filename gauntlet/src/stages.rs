@@ -132,6 +132,14 @@ pub fn seed_preexisting(
     witness.inventory(kinds)
 }
 
+/// What a stage returns: its assertions, a one-line summary for the page,
+/// and the plans stock terraform showed on the way.
+pub struct StageOutput {
+    pub assertions: Vec<Assertion>,
+    pub summary: String,
+    pub plans: Vec<(Side, Plan)>,
+}
+
 /// What cold deploy leaves for the stages after it.
 pub struct ColdOutcome {
     pub oracle_state: Vec<StateInstance>,
@@ -147,7 +155,7 @@ fn list(set: &BTreeSet<String>) -> String {
 }
 
 /// Cold deploy: stock terraform plans and applies the root on both twins.
-pub fn cold_deploy(lane: &Lane) -> Result<(Vec<Assertion>, String, ColdOutcome), StepError> {
+pub fn cold_deploy(lane: &Lane) -> Result<(StageOutput, ColdOutcome), StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
     let breaks = lane.breaks;
@@ -360,9 +368,13 @@ pub fn cold_deploy(lane: &Lane) -> Result<(Vec<Assertion>, String, ColdOutcome),
         estate.resource_types.len()
     );
     let [_, (oracle_state, oracle_live, ..)] = reads;
+    let [_, oracle_plan] = plans;
     Ok((
-        out,
-        summary,
+        StageOutput {
+            assertions: out,
+            summary,
+            plans: vec![(Side::Oracle, oracle_plan)],
+        },
         ColdOutcome {
             oracle_state,
             oracle_live,
@@ -420,7 +432,7 @@ fn missing_undeclared(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<Stri
 }
 
 /// Teardown by stock terraform on the oracle twin.
-pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<(Vec<Assertion>, String), StepError> {
+pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
     let breaks = lane.breaks;
@@ -573,8 +585,9 @@ pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<(Vec<Assertion>, Stri
             problems.join("; ")
         },
     ));
-    Ok((
-        out,
-        "stock terraform tears the estate down on the oracle twin".into(),
-    ))
+    Ok(StageOutput {
+        assertions: out,
+        summary: "stock terraform tears the estate down on the oracle twin".into(),
+        plans: vec![(Side::Oracle, plan)],
+    })
 }

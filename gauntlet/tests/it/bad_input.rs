@@ -12,11 +12,18 @@ use crate::{assert_nothing_left, finish, workspace, Finished, Scratch, ESTATE};
 /// for `estate` that says so too.
 fn stopped(s: &Scratch, out: &Finished, estate: &str, what: &str) {
     assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stderr.contains(what), "stderr lacks {what:?}:\n{}", out.stderr);
+    assert!(
+        out.stderr.contains(what),
+        "stderr lacks {what:?}:\n{}",
+        out.stderr
+    );
     let r = s.record(estate);
     assert!(r["error"].as_str().unwrap().contains(what), "{r}");
     let page = s.page(estate);
-    assert!(page.contains("Stopped. The run could not complete"), "{page}");
+    assert!(
+        page.contains("Stopped. The run could not complete"),
+        "{page}"
+    );
     assert_nothing_left(&out.stderr, s);
 }
 
@@ -32,9 +39,9 @@ fn estate_copy(s: &Scratch) -> std::path::PathBuf {
 }
 
 fn run_in(s: &Scratch, estates: &Path) -> Finished {
+    let dir = estates.display().to_string();
     finish(
-        s.gauntlet(&["run", ESTATE, "--estates-dir"])
-            .arg(estates)
+        s.gauntlet(&["run", ESTATE, "--estates-dir", &dir])
             .output()
             .unwrap(),
     )
@@ -49,8 +56,17 @@ fn a_missing_terraform() {
             .output()
             .unwrap(),
     );
-    stopped(&s, &out, ESTATE, "TERRAFORM=/nonexistent/terraform is not an executable file");
-    assert!(out.stderr.contains("Install terraform 1.11.4 on PATH"), "{}", out.stderr);
+    stopped(
+        &s,
+        &out,
+        ESTATE,
+        "TERRAFORM=/nonexistent/terraform is not an executable file",
+    );
+    assert!(
+        out.stderr.contains("Install terraform 1.11.4 on PATH"),
+        "{}",
+        out.stderr
+    );
 
     let out = finish(
         s.gauntlet(&["run", ESTATE])
@@ -72,8 +88,17 @@ fn a_provider_in_no_mirror() {
             .output()
             .unwrap(),
     );
-    stopped(&s, &out, ESTATE, "was not found in any filesystem mirror or plugin cache");
-    assert!(out.stderr.contains(&empty.path().display().to_string()), "{}", out.stderr);
+    stopped(
+        &s,
+        &out,
+        ESTATE,
+        "was not found in any filesystem mirror or plugin cache",
+    );
+    assert!(
+        out.stderr.contains(&empty.path().display().to_string()),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -82,16 +107,34 @@ fn a_port_already_taken() {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     let taken = l.local_addr().unwrap().port();
     let ports = format!("{taken},{}", taken.wrapping_add(1).max(1024));
-    let out = finish(s.gauntlet(&["run", ESTATE, "--ports", &ports]).output().unwrap());
-    stopped(&s, &out, ESTATE, &format!("port {taken} on 127.0.0.1 is already in use"));
+    let out = finish(
+        s.gauntlet(&["run", ESTATE, "--ports", &ports])
+            .output()
+            .unwrap(),
+    );
+    stopped(
+        &s,
+        &out,
+        ESTATE,
+        &format!("port {taken} on 127.0.0.1 is already in use"),
+    );
 }
 
 #[test]
 fn an_unknown_estate() {
     let s = Scratch::new();
     let out = finish(s.gauntlet(&["run", "no-such-estate"]).output().unwrap());
-    stopped(&s, &out, "no-such-estate", "no estate named \"no-such-estate\"");
-    assert!(out.stderr.contains(&format!("known estates: {ESTATE}")), "{}", out.stderr);
+    stopped(
+        &s,
+        &out,
+        "no-such-estate",
+        "no estate named \"no-such-estate\"",
+    );
+    assert!(
+        out.stderr.contains(&format!("known estates: {ESTATE}")),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -99,7 +142,9 @@ fn a_malformed_manifest() {
     let s = Scratch::new();
     let dir = estate_copy(&s);
     let m = dir.join("estate.toml");
-    let text = fs::read_to_string(&m).unwrap().replace("lane = \"aws\"", "lane = aws");
+    let text = fs::read_to_string(&m)
+        .unwrap()
+        .replace("lane = \"aws\"", "lane = aws");
     fs::write(&m, text).unwrap();
     let out = run_in(&s, dir.parent().unwrap());
     stopped(&s, &out, ESTATE, "estate.toml");

@@ -27,11 +27,17 @@ pub struct Scratch {
     pub dir: tempfile::TempDir,
 }
 
-impl Scratch {
-    pub fn new() -> Scratch {
+impl Default for Scratch {
+    fn default() -> Scratch {
         Scratch {
             dir: tempfile::tempdir().unwrap(),
         }
+    }
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch::default()
     }
 
     pub fn work(&self) -> PathBuf {
@@ -125,7 +131,10 @@ fn processes_in(dir: &Path) -> Vec<i32> {
 pub fn assert_nothing_left(stderr: &str, scratch: &Scratch) {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let motos: Vec<i32> = moto_pids(stderr).into_iter().filter(|p| alive(*p)).collect();
+        let motos: Vec<i32> = moto_pids(stderr)
+            .into_iter()
+            .filter(|p| alive(*p))
+            .collect();
         let others = processes_in(scratch.dir.path());
         if motos.is_empty() && others.is_empty() {
             return;

@@ -18,11 +18,20 @@ fn a_clean_run_passes_cold_deploy_and_teardown_and_leaves_nothing_running() {
         assert_eq!(row["verdict"], "pass", "{title}: {}", row["detail"]);
         assert!(row["duration_ms"].as_u64().unwrap() > 0);
     }
-    let cold = stage(&r, "Cold deploy")["detail"].as_str().unwrap().to_owned();
+    let cold = stage(&r, "Cold deploy")["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(cold.contains("16 instances"), "{cold}");
-    assert!(cold.contains("zero tofu-estate or tofu-address tags"), "{cold}");
+    assert!(
+        cold.contains("zero tofu-estate or tofu-address tags"),
+        "{cold}"
+    );
     let teardown = stage(&r, "Teardown")["detail"].as_str().unwrap().to_owned();
-    assert!(teardown.contains("removed exactly the 16 instances"), "{teardown}");
+    assert!(
+        teardown.contains("removed exactly the 16 instances"),
+        "{teardown}"
+    );
     assert!(teardown.contains("refaws-preexisting-keep"), "{teardown}");
     // Every other stage is listed, not run.
     let not_run = r["stages"]
@@ -66,11 +75,18 @@ fn broken(toggle: Toggle, via_env: bool) {
     let detail = row["detail"].as_str().unwrap();
     assert_eq!(row["verdict"], "fail", "{detail}");
     assert!(
-        row["failed"].as_array().unwrap().iter().any(|f| f == toggle.name()),
+        row["failed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == toggle.name()),
         "{} did not fail under its own toggle: {detail}",
         toggle.name()
     );
-    assert!(detail.contains(&format!("assertion {} failed", toggle.name())), "{detail}");
+    assert!(
+        detail.contains(&format!("assertion {} failed", toggle.name())),
+        "{detail}"
+    );
     assert!(detail.contains(&format!("{}=1", toggle.env())), "{detail}");
 }
 
