@@ -117,7 +117,8 @@ impl FromStr for ResourceInstanceAddr {
                     p.dot().ok_or_else(|| err("expected '.' after 'module'"))?;
                     let name = p.ident().ok_or_else(|| err("expected a module name"))?;
                     let key = p.key().map_err(err)?;
-                    p.dot().ok_or_else(|| err("expected '.' after a module step"))?;
+                    p.dot()
+                        .ok_or_else(|| err("expected '.' after a module step"))?;
                     module.push(ModuleStep {
                         name: name.to_owned(),
                         key,
@@ -184,7 +185,9 @@ impl<'a> Parser<'a> {
                 _ => return Err("unterminated string key"),
             };
             let after = &inner[stream.byte_offset()..];
-            self.rest = after.strip_prefix(']').ok_or("expected ']' after the key")?;
+            self.rest = after
+                .strip_prefix(']')
+                .ok_or("expected ']' after the key")?;
             Ok(Some(InstanceKey::Str(key)))
         } else {
             let end = inner.find(']').ok_or("expected ']' after the key")?;
@@ -218,7 +221,9 @@ mod tests {
 
     #[test]
     fn parts_are_typed() {
-        let a: ResourceInstanceAddr = "module.m[2].aws_ssm_parameter.shard[\"k\"]".parse().unwrap();
+        let a: ResourceInstanceAddr = "module.m[2].aws_ssm_parameter.shard[\"k\"]"
+            .parse()
+            .unwrap();
         assert_eq!(a.module[0].name, "m");
         assert_eq!(a.module[0].key, Some(InstanceKey::Int(2)));
         assert_eq!(a.type_name, "aws_ssm_parameter");
