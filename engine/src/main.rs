@@ -96,7 +96,7 @@ fn render_diagnostic(d: &Diagnostic, no_color: bool) -> String {
             out.push_str(&l);
             out.push('\n');
         }
-        for l in wrap(&d.detail, 78) {
+        for l in wrap(&d.detail, 77) {
             out.push_str(&l);
             out.push('\n');
         }
@@ -110,7 +110,7 @@ fn render_diagnostic(d: &Diagnostic, no_color: bool) -> String {
         d.summary
     ));
     out.push_str(&format!("{bar}\n{bar}\x1b[0m  on <console-input> line 1:\n{bar}  (source code not available)\n{bar}\n"));
-    for l in wrap(&d.detail, 76) {
+    for l in wrap(&d.detail, 75) {
         out.push_str(&format!("{bar}{l}\n"));
     }
     out.push_str("\x1b[31m╵\x1b[0m\x1b[0m\n\x1b[0m\x1b[0m\n");

@@ -81,10 +81,6 @@ impl Scope {
     }
 
     fn object_key(&self, e: &Expression) -> Result<String> {
-        let e = match e {
-            Expression::Parenthesis(p) => p.inner(),
-            e => e,
-        };
         if let Expression::Variable(v) = e {
             return Ok(v.as_str().to_string());
         }
@@ -271,15 +267,17 @@ impl Scope {
         if let [Element::Interpolation(i)] = elems.as_slice() {
             return self.eval(&i.expr);
         }
-        self.render(&elems)
+        self.render(&elems, false, false)
     }
 
     /// Renders template elements to one string, applying strip markers.
-    fn render(&self, elems: &[&Element]) -> Result<Value> {
+    /// `trim_first` and `trim_last` strip the body's outer whitespace when
+    /// the enclosing directive's markers ask for it.
+    fn render(&self, elems: &[&Element], trim_first: bool, trim_last: bool) -> Result<Value> {
         let mut out = String::new();
         let mut sensitive = false;
         let mut unknown = false;
-        let mut strip_next = false;
+        let mut strip_next = trim_first;
         for (n, el) in elems.iter().enumerate() {
             let strip_before = |s: &Strip| matches!(s, Strip::Start | Strip::Both);
             let next_strips = match elems.get(n + 1) {
@@ -288,7 +286,8 @@ impl Scope {
                     Directive::If(i) => strip_before(&i.if_expr.strip),
                     Directive::For(f) => strip_before(&f.for_expr.strip),
                 },
-                _ => false,
+                Some(_) => false,
+                None => trim_last,
             };
             match el {
                 Element::Literal(s) => {
@@ -385,13 +384,27 @@ impl Scope {
                     ));
                 };
                 let empty = Template::new();
-                let body = if b {
-                    &i.if_expr.template
-                } else {
-                    i.else_expr.as_ref().map(|e| &e.template).unwrap_or(&empty)
+                let starts = |s: &Strip| matches!(s, Strip::Start | Strip::Both);
+                let endif_trims = starts(&i.endif_expr.strip);
+                let (body, first, last) = match (b, &i.else_expr) {
+                    (true, Some(e)) => (
+                        &i.if_expr.template,
+                        strip_end(&i.if_expr.strip),
+                        starts(&e.strip),
+                    ),
+                    (true, None) => (
+                        &i.if_expr.template,
+                        strip_end(&i.if_expr.strip),
+                        endif_trims,
+                    ),
+                    (false, Some(e)) => (&e.template, strip_end(&e.strip), endif_trims),
+                    (false, None) => (&empty, false, false),
                 };
                 let elems: Vec<&Element> = body.iter().collect();
-                Ok((self.render(&elems)?.with_sensitive(sensitive), after))
+                Ok((
+                    self.render(&elems, first, last)?.with_sensitive(sensitive),
+                    after,
+                ))
             }
             Directive::For(f) => {
                 let fe = &f.for_expr;
@@ -405,6 +418,8 @@ impl Scope {
                     ));
                 };
                 let elems: Vec<&Element> = fe.template.iter().collect();
+                let first = strip_end(&fe.strip);
+                let last = matches!(f.endfor_expr.strip, Strip::Start | Strip::Both);
                 let mut out = String::new();
                 let mut sensitive = coll.sensitive;
                 let mut unknown = false;
@@ -413,7 +428,7 @@ impl Scope {
                     if let Some(kv) = &fe.key_var {
                         scope = scope.with(kv.as_str(), k);
                     }
-                    let r = scope.render(&elems)?;
+                    let r = scope.render(&elems, first, last)?;
                     sensitive |= r.sensitive;
                     match r.as_str() {
                         Some(s) => out.push_str(s),

@@ -58,8 +58,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 Kind::List(_, e) | Kind::Set(_, e) | Kind::Tuple(e) => e.len(),
                 Kind::Map(_, m) | Kind::Object(m) => m.len(),
                 _ => {
-                    return Err(arg_error(
-                        "value",
+                    return Err(String::from(
                         "argument must be a string, a collection type, or a structural type",
                     ))
                 }
@@ -76,7 +75,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                         all_lists = false;
                         all.extend(e.iter().cloned())
                     }
-                    _ => return Err(arg_error("seqs", "all arguments must be lists or tuples")),
+                    _ => return Err(String::from("all arguments must be lists or tuples")),
                 }
             }
             if all_lists {
@@ -101,12 +100,9 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                         out.extend(m.clone())
                     }
                     _ => {
-                        return Err(arg_error(
-                            "maps",
-                            "arguments must be maps or objects, got \"".to_string()
-                                + &v.ty().friendly_name()
-                                + "\"",
-                        ))
+                        return Err("arguments must be maps or objects, got \"".to_string()
+                            + &v.ty().friendly_name()
+                            + "\"")
                     }
                 }
             }
@@ -144,7 +140,10 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                     }
                     (Some(v), None) => Ok(v),
                     (None, Some(d)) => Ok(d.clone()),
-                    (None, None) => Err(format!("lookup failed to find key {key:?}")),
+                    (None, None) => Err(arg_error(
+                        "inputMap",
+                        format!("the given object has no attribute {key:?}"),
+                    )),
                 }
             },
         )
@@ -155,20 +154,16 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             |a| {
                 let e = elems(&a[0]);
                 if !matches!(a[0].kind, Kind::List(..) | Kind::Tuple(..)) {
-                    return Err(arg_error(
-                        "list",
-                        "cannot read elements from ".to_string() + &a[0].ty().friendly_name(),
-                    ));
+                    return Err(
+                        "cannot read elements from ".to_string() + &a[0].ty().friendly_name()
+                    );
                 }
                 if e.is_empty() {
                     return Err("cannot use element function with an empty list".into());
                 }
-                let n = num(&a[1]);
-                if n.is_negative() {
-                    return Err("cannot use element function with a negative index".into());
-                }
-                let i = n.floor().to_i64().unwrap_or(0) as usize;
-                Ok(e[i % e.len()].clone())
+                let i = num(&a[1]).floor().to_i64().unwrap_or(0);
+                let len = e.len() as i64;
+                Ok(e[(((i % len) + len) % len) as usize].clone())
             },
         ),
         "keys" => Func::new(
@@ -182,17 +177,17 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 Kind::Object(m) => Ok(Value::tuple(
                     m.keys().map(|k| Value::string(k.clone())).collect(),
                 )),
-                _ => Err(arg_error("inputMap", "must have map or object type")),
+                _ => Err(String::from("must have map or object type")),
             },
         ),
         "values" => Func::new(vec![any("mapping")], Type::Dynamic, |a| match &a[0].kind {
             Kind::Map(t, m) => Ok(Value::list(t.clone(), m.values().cloned().collect())),
             Kind::Object(m) => Ok(Value::tuple(m.values().cloned().collect())),
-            _ => Err(arg_error("mapping", "must be a map or object value")),
+            _ => Err(String::from("must be a map or object value")),
         }),
         "contains" => Func::new(vec![any("list"), any("value")], Type::Bool, |a| {
             if !matches!(a[0].kind, Kind::List(..) | Kind::Set(..) | Kind::Tuple(..)) {
-                return Err(arg_error("list", "argument must be list, tuple, or set"));
+                return Err(String::from("argument must be list, tuple, or set"));
             }
             Ok(Value::bool(
                 elems(&a[0]).iter().any(|e| equals(e, &a[1]) == Some(true)),
@@ -212,7 +207,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         }),
         "flatten" => Func::new(vec![any("list")], Type::Dynamic, |a| {
             if !matches!(a[0].kind, Kind::List(..) | Kind::Set(..) | Kind::Tuple(..)) {
-                return Err(arg_error("list", "can only flatten lists, sets and tuples"));
+                return Err(String::from("can only flatten lists, sets and tuples"));
             }
             let mut out = Vec::new();
             flatten(&a[0], &mut out);
@@ -221,7 +216,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         "coalesce" => Func::new(vec![], Type::Dynamic, |a| {
             let types: Vec<Type> = a.iter().map(Value::ty).collect();
             let t = unify(&types)
-                .ok_or_else(|| arg_error("vals", "all arguments must have the same type"))?;
+                .ok_or_else(|| String::from("all arguments must have the same type"))?;
             for v in a {
                 if v.is_null() || v.as_str() == Some("") {
                     continue;
@@ -234,8 +229,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         "coalescelist" => Func::new(vec![], Type::Dynamic, |a| {
             for v in a {
                 if !matches!(v.kind, Kind::List(..) | Kind::Tuple(..)) {
-                    return Err(arg_error(
-                        "vals",
+                    return Err(String::from(
                         "coalescelist arguments must be lists or tuples",
                     ));
                 }
@@ -279,7 +273,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 if t > e.len() as i64 {
                     return Err(arg_error(
                         "end_index",
-                        "must be less than or equal to the length of the list",
+                        "end index must not be greater than the length of the list",
                     ));
                 }
                 if s > t {
@@ -292,7 +286,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 match &a[0].kind {
                     Kind::List(ety, _) => Ok(Value::list(ety.clone(), part)),
                     Kind::Tuple(_) => Ok(Value::tuple(part)),
-                    _ => Err(arg_error("list", "must be a list or tuple value")),
+                    _ => Err(String::from("must be a list or tuple value")),
                 }
             },
         ),
@@ -302,8 +296,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             |a| {
                 let mut e = elems(&a[0]);
                 if e.iter().any(Value::is_null) {
-                    return Err(arg_error(
-                        "list",
+                    return Err(String::from(
                         "given list element 0 is null; a null string cannot be sorted",
                     ));
                 }
@@ -322,7 +315,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 Kind::List(t, _) => Ok(Value::list(t.clone(), e)),
                 Kind::Tuple(_) => Ok(Value::tuple(e)),
                 Kind::Set(t, _) => Ok(Value::list(t.clone(), e)),
-                _ => Err(arg_error("list", "can only reverse list or tuple values")),
+                _ => Err(String::from("can only reverse list or tuple values")),
             }
         }),
         "range" => Func::new(vec![], Type::list(Type::Number), range)
@@ -348,13 +341,13 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 match &a[1].kind {
                     Kind::Tuple(_) => Ok(Value::object(m)),
                     Kind::List(t, _) => Ok(Value::map(t.clone(), m)),
-                    _ => Err(arg_error("values", "must be a list or tuple value")),
+                    _ => Err(String::from("must be a list or tuple value")),
                 }
             },
         ),
         "index" => Func::new(vec![any("list"), any("value")], Type::Number, |a| {
             if !matches!(a[0].kind, Kind::List(..) | Kind::Tuple(..)) {
-                return Err(arg_error("list", "argument must be a list or tuple"));
+                return Err(String::from("argument must be a list or tuple"));
             }
             elems(&a[0])
                 .iter()
@@ -401,7 +394,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         "one" => Func::new(vec![any("list")], Type::Dynamic, |a| {
             let e = elems(&a[0]);
             if !matches!(a[0].kind, Kind::List(..) | Kind::Set(..) | Kind::Tuple(..)) {
-                return Err(arg_error("list", "must be a list, set, or tuple value"));
+                return Err(String::from("must be a list, set, or tuple value"));
             }
             match e.len() {
                 0 => Ok(match a[0].ty() {
@@ -463,7 +456,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 };
                 let size = num(&a[1]).to_i64().unwrap_or(-1);
                 if size < 0 {
-                    return Err(arg_error("size", "the size argument must be positive"));
+                    return Err(String::from("the size argument must be positive"));
                 }
                 let chunks: Vec<Value> = if size == 0 {
                     vec![a[0].clone()]
@@ -535,15 +528,10 @@ fn range(a: Vec<Value>) -> FuncResult {
             (s, e, step)
         }
         3 => (num(&a[0]), num(&a[1]), num(&a[2])),
-        _ => {
-            return Err(arg_error(
-                "params",
-                "must have one, two, or three arguments",
-            ))
-        }
+        _ => return Err(String::from("must have one, two, or three arguments")),
     };
     if step.is_zero() {
-        return Err(arg_error("step", "step must not be zero"));
+        return Err(String::from("step must not be zero"));
     }
     let mut out = Vec::new();
     let mut i = start;
@@ -562,18 +550,9 @@ fn setproduct(a: Vec<Value>) -> FuncResult {
     if a.len() < 2 {
         return Err("at least two arguments are required".into());
     }
-    let types: Vec<Type> = a
-        .iter()
-        .flat_map(|s| elems(s).iter().map(Value::ty).collect::<Vec<_>>())
-        .collect();
-    let ety = unify(&types).ok_or_else(|| "all elements must have the same type".to_string())?;
     let mut rows: Vec<Vec<Value>> = vec![vec![]];
     for s in &a {
-        let e = elems(s)
-            .into_iter()
-            .map(|v| convert(v, &ety))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.0)?;
+        let e = elems(s);
         rows = rows
             .into_iter()
             .flat_map(|r| {
@@ -585,13 +564,15 @@ fn setproduct(a: Vec<Value>) -> FuncResult {
             })
             .collect();
     }
-    let rows: Vec<Value> = rows
-        .into_iter()
-        .map(|r| Value::list(ety.clone(), r))
-        .collect();
+    let ety = Type::Tuple(
+        a.iter()
+            .map(|s| s.ty().element().cloned().unwrap_or(Type::Dynamic))
+            .collect(),
+    );
+    let rows: Vec<Value> = rows.into_iter().map(Value::tuple).collect();
     if a.iter().all(|v| matches!(v.kind, Kind::Set(..))) {
-        Ok(Value::set(Type::list(ety), rows))
+        Ok(Value::set(ety, rows))
     } else {
-        Ok(Value::list(Type::list(ety), rows))
+        Ok(Value::list(ety, rows))
     }
 }

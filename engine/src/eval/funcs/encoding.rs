@@ -1,7 +1,7 @@
 //! Encoding functions: JSON, base64 and URL encoding. JSON numbers keep
 //! their full precision in both directions.
 
-use super::{arg_error, Func, Param};
+use super::{Func, Param};
 use crate::eval::number::Number;
 use crate::eval::value::{Kind, Type, Value};
 use base64::Engine;
@@ -25,12 +25,12 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             };
             p.ws();
             if p.i >= p.s.len() {
-                return Err(arg_error("str", "EOF"));
+                return Err(String::from("EOF"));
             }
-            let v = p.value().map_err(|e| arg_error("str", e))?;
+            let v = p.value()?;
             p.ws();
             if p.i < p.s.len() {
-                return Err(arg_error("str", "extraneous data after JSON object"));
+                return Err(String::from("extraneous data after JSON object"));
             }
             Ok(v)
         }),
@@ -42,17 +42,9 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         "base64decode" => Func::new(vec![Param::new("str", Type::String)], Type::String, |a| {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(st(&a[0]))
-                .map_err(|_| {
-                    arg_error(
-                        "str",
-                        format!("failed to decode base64 data {:?}", st(&a[0])),
-                    )
-                })?;
+                .map_err(|_| format!("failed to decode base64 data {:?}", st(&a[0])))?;
             String::from_utf8(bytes).map(Value::string).map_err(|_| {
-                arg_error(
-                    "str",
-                    "the result of decoding the provided string is not valid UTF-8",
-                )
+                String::from("the result of decoding the provided string is not valid UTF-8")
             })
         }),
         "urlencode" => Func::new(vec![Param::new("str", Type::String)], Type::String, |a| {
@@ -154,7 +146,7 @@ impl JsonParser<'_> {
     fn value(&mut self) -> Result<Value, String> {
         self.ws();
         let Some(&c) = self.s.get(self.i) else {
-            return Err("unexpected end of JSON input".into());
+            return Err("EOF".into());
         };
         match c {
             b'{' => {
@@ -227,20 +219,23 @@ impl JsonParser<'_> {
     }
 
     fn string(&mut self) -> Result<String, String> {
+        if self.i >= self.s.len() {
+            return Err("EOF".into());
+        }
         if !self.eat("\"") {
             return Err("invalid character looking for beginning of object key string".into());
         }
         let mut out: Vec<u8> = Vec::new();
         loop {
             let Some(&c) = self.s.get(self.i) else {
-                return Err("unexpected end of JSON input".into());
+                return Err("EOF".into());
             };
             self.i += 1;
             match c {
                 b'"' => break,
                 b'\\' => {
                     let Some(&e) = self.s.get(self.i) else {
-                        return Err("unexpected end of JSON input".into());
+                        return Err("EOF".into());
                     };
                     self.i += 1;
                     match e {

@@ -1,6 +1,6 @@
 //! IP network functions over IPv4 and IPv6 CIDR prefixes.
 
-use super::{arg_error, Func, Param};
+use super::{Func, Param};
 use crate::eval::number::Number;
 use crate::eval::value::{Type, Value};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -21,7 +21,7 @@ struct Prefix {
 }
 
 fn parse(s: &str) -> Result<Prefix, String> {
-    let bad = || arg_error("prefix", format!("invalid CIDR address: {s}"));
+    let bad = || format!("invalid CIDR expression: invalid CIDR address: {s}");
     let (ip, len) = s.split_once('/').ok_or_else(bad)?;
     let len: u32 = len.parse().map_err(|_| bad())?;
     let (addr, bits) = match ip.parse::<IpAddr>().map_err(|_| bad())? {
@@ -74,12 +74,9 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 let size = 1i128 << (p.bits - p.len).min(126);
                 let off = if host < 0 { size + host } else { host };
                 if off < 0 || off >= size {
-                    return Err(arg_error(
-                        "hostnum",
-                        format!(
-                            "prefix of {} does not accommodate a host numbered {host}",
-                            p.len
-                        ),
+                    return Err(format!(
+                        "prefix of {} does not accommodate a host numbered {host}",
+                        p.len
                     ));
                 }
                 Ok(Value::string(show(p.addr + off as u128, p.bits)))
@@ -91,7 +88,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             |a| {
                 let p = parse(a[0].as_str().unwrap_or_default())?;
                 if p.bits != 32 {
-                    return Err(arg_error("prefix", "only IPv4 networks have netmasks"));
+                    return Err(String::from("only IPv4 networks have netmasks"));
                 }
                 Ok(Value::string(show(mask(32, p.len), 32)))
             },
@@ -108,19 +105,13 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 let (newbits, netnum) = (num(&a[1]), num(&a[2]));
                 let len = p.len as i128 + newbits;
                 if newbits < 0 || len > p.bits as i128 {
-                    return Err(arg_error(
-                        "newbits",
-                        format!(
-                            "insufficient address space to extend prefix of {} by {newbits}",
-                            p.len
-                        ),
+                    return Err(format!(
+                        "insufficient address space to extend prefix of {} by {newbits}",
+                        p.len
                     ));
                 }
                 if netnum < 0 || netnum >= (1i128 << newbits.min(126)) {
-                    return Err(arg_error(
-                        "netnum",
-                        format!("prefix extension of {newbits} does not accommodate a subnet numbered {netnum}"),
-                    ));
+                    return Err(format!("prefix extension of {newbits} does not accommodate a subnet numbered {netnum}"));
                 }
                 let addr = p.addr | ((netnum as u128) << (p.bits as i128 - len));
                 Ok(Value::string(format!("{}/{len}", show(addr, p.bits))))

@@ -32,6 +32,7 @@ pub(crate) struct Param {
     ty: Type,
     allow_null: bool,
     allow_unknown: bool,
+    allow_marked: bool,
 }
 
 impl Param {
@@ -41,6 +42,7 @@ impl Param {
             ty,
             allow_null: false,
             allow_unknown: false,
+            allow_marked: false,
         }
     }
     pub(crate) fn nullable(mut self) -> Param {
@@ -49,6 +51,12 @@ impl Param {
     }
     pub(crate) fn unknowns(mut self) -> Param {
         self.allow_unknown = true;
+        self
+    }
+    /// The implementation sees the argument's sensitive marks and keeps
+    /// them where they belong, instead of marking the whole result.
+    pub(crate) fn marked(mut self) -> Param {
+        self.allow_marked = true;
         self
     }
 }
@@ -220,8 +228,12 @@ pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
         if arg.is_null() && !p.allow_null {
             return Err(invalid_arg(p.name, "argument must not be null"));
         }
-        sensitive |= arg.has_sensitive();
-        let arg = arg.unmark_deep();
+        let arg = if p.allow_marked {
+            arg
+        } else {
+            sensitive |= arg.has_sensitive();
+            arg.unmark_deep()
+        };
         if !arg.is_wholly_known() && !p.allow_unknown {
             unknown = true;
         }

@@ -61,11 +61,8 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                     ));
                 }
                 let Some(t) = a[0].as_str() else {
-                    return Err(arg_error(
-                        "number",
-                        "first argument must be a string, not ".to_string()
-                            + &a[0].ty().friendly_name(),
-                    ));
+                    return Err("first argument must be a string, not ".to_string()
+                        + &a[0].ty().friendly_name());
                 };
                 let digits = t.strip_prefix('+').unwrap_or(t);
                 BigInt::from_str_radix(digits, base as u32)
@@ -92,5 +89,5 @@ fn extreme(a: Vec<Value>, want: std::cmp::Ordering) -> super::FuncResult {
         };
     }
     best.map(Value::number)
-        .ok_or_else(|| arg_error("numbers", "must provide at least one number"))
+        .ok_or_else(|| String::from("must pass at least one number"))
 }

@@ -90,14 +90,13 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         ),
         "join" => Func::new(vec![s("separator")], Type::String, |a| {
             if a.len() < 2 {
-                return Err(arg_error("lists", "at least one list is required"));
+                return Err(String::from("at least one list is required"));
             }
             let mut items = Vec::new();
             for l in &a[1..] {
                 for e in l.elements().unwrap_or_default() {
                     if e.is_null() {
-                        return Err(arg_error(
-                            "lists",
+                        return Err(String::from(
                             "element 0 is null; cannot concatenate null values",
                         ));
                     }
@@ -134,17 +133,13 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 if off < 0 {
                     off += len;
                     if off < 0 {
-                        return Err(arg_error(
-                            "offset",
+                        return Err(String::from(
                             "offset cannot be larger than the length of the string",
                         ));
                     }
                 }
                 if off > len {
-                    return Err(arg_error(
-                        "offset",
-                        "offset cannot be larger than the length of the string",
-                    ));
+                    return Ok(Value::string(""));
                 }
                 let end = if n < 0 || off + n > len { len } else { off + n };
                 Ok(Value::string(g[off as usize..end as usize].concat()))
@@ -194,12 +189,7 @@ fn title(t: &str) -> String {
 }
 
 fn compile(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| {
-        arg_error(
-            "pattern",
-            format!("invalid regular expression pattern: {e}"),
-        )
-    })
+    Regex::new(pattern).map_err(|e| format!("invalid regular expression pattern: {e}"))
 }
 
 fn capture_type(re: &Regex) -> Type {
@@ -278,8 +268,10 @@ fn formatlist(a: Vec<Value>) -> FuncResult {
 fn format(fmt: &str, args: &[Value]) -> Result<String, String> {
     let mut out = String::new();
     let mut chars = fmt.chars().peekable();
+    let total = fmt.chars().count();
     let mut next = 0usize;
     while let Some(c) = chars.next() {
+        let at = total - chars.clone().count() - 1;
         if c != '%' {
             out.push(c);
             continue;
@@ -316,11 +308,16 @@ fn format(fmt: &str, args: &[Value]) -> Result<String, String> {
         let verb = chars
             .next()
             .ok_or_else(|| "unrecognized format character '%' at offset 0".to_string())?;
-        let arg = args
-            .get(next)
-            .ok_or_else(|| format!("not enough arguments for \"%{verb}\" at {}", out.len()))?;
+        let arg = args.get(next).ok_or_else(|| {
+            format!(
+                "not enough arguments for \"%{verb}\" at {at}: need index {} but have {} total",
+                next + 1,
+                args.len()
+            )
+        })?;
         next += 1;
-        let body = verb_text(verb, arg, &flags, prec)?;
+        let body =
+            verb_text(verb, arg, &flags, prec).map_err(|e| e.replace("{at}", &at.to_string()))?;
         let w: usize = width.parse().unwrap_or(0);
         let len = body.chars().count();
         if len < w {
@@ -345,8 +342,9 @@ fn format(fmt: &str, args: &[Value]) -> Result<String, String> {
         }
     }
     if next < args.len() {
-        return Err(format!(
-            "too many arguments; only {next} used by format string"
+        return Err(arg_error(
+            "args",
+            format!("too many arguments; only {next} used by format string"),
         ));
     }
     Ok(out)
@@ -383,7 +381,7 @@ fn verb_text(verb: char, arg: &Value, flags: &str, prec: Option<usize>) -> Resul
             let n = num(&want(&Type::Number)?);
             if !n.is_integer() {
                 return Err(format!(
-                    "unsupported value for \"%{verb}\": a whole number is required"
+                    "unsupported value for \"%{verb}\" at {{at}}: an integer is required"
                 ));
             }
             let t = n.trunc_bigint().to_string();

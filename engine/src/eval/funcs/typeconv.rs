@@ -39,7 +39,10 @@ fn to(want: Type, v: Value) -> super::FuncResult {
 pub(super) fn lookup(name: &str) -> Option<Func> {
     let f = |imp| {
         Func::new(
-            vec![Param::new("v", Type::Dynamic).nullable().unknowns()],
+            vec![Param::new("v", Type::Dynamic)
+                .nullable()
+                .unknowns()
+                .marked()],
             Type::Dynamic,
             imp,
         )
