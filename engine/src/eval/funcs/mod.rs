@@ -1,0 +1,309 @@
+//! Terraform's built-in functions, grouped by family.
+//!
+//! Every function is declared with its parameters (name, type, whether null
+//! and unknown arguments are accepted) and a plain implementation over known,
+//! unmarked values. [`call`] does the rest the way cty's function machinery
+//! does: it checks arity, refuses nulls, converts each argument to its
+//! parameter type, returns an unknown of the declared result type when an
+//! argument is unknown, and marks the result sensitive when any argument
+//! carried the mark. `try` and `can` take expressions, so they live in
+//! `expr`.
+
+mod collection;
+mod encoding;
+mod hash;
+mod ipnet;
+mod numeric;
+mod string;
+mod typeconv;
+
+use super::convert::convert;
+use super::diag::{Diagnostic, Result};
+use super::value::{Type, Value};
+
+/// What an implementation returns on failure: the message terraform puts
+/// after `Call to function "name" failed:`.
+pub(crate) type FuncResult = std::result::Result<Value, String>;
+pub(crate) type Impl = fn(Vec<Value>) -> FuncResult;
+
+/// One parameter of a function.
+pub(crate) struct Param {
+    name: &'static str,
+    ty: Type,
+    allow_null: bool,
+    allow_unknown: bool,
+    allow_marked: bool,
+}
+
+impl Param {
+    pub(crate) fn new(name: &'static str, ty: Type) -> Param {
+        Param {
+            name,
+            ty,
+            allow_null: false,
+            allow_unknown: false,
+            allow_marked: false,
+        }
+    }
+    pub(crate) fn nullable(mut self) -> Param {
+        self.allow_null = true;
+        self
+    }
+    pub(crate) fn unknowns(mut self) -> Param {
+        self.allow_unknown = true;
+        self
+    }
+    /// The implementation sees the argument's sensitive marks and keeps
+    /// them where they belong, instead of marking the whole result.
+    pub(crate) fn marked(mut self) -> Param {
+        self.allow_marked = true;
+        self
+    }
+}
+
+/// A function's signature and implementation.
+pub(crate) struct Func {
+    params: Vec<Param>,
+    variadic: Option<Param>,
+    ret: Type,
+    imp: Impl,
+}
+
+impl Func {
+    pub(crate) fn new(params: Vec<Param>, ret: Type, imp: Impl) -> Func {
+        Func {
+            params,
+            variadic: None,
+            ret,
+            imp,
+        }
+    }
+    pub(crate) fn variadic(mut self, p: Param) -> Func {
+        self.variadic = Some(p);
+        self
+    }
+}
+
+fn lookup(name: &str) -> Option<Func> {
+    string::lookup(name)
+        .or_else(|| collection::lookup(name))
+        .or_else(|| encoding::lookup(name))
+        .or_else(|| numeric::lookup(name))
+        .or_else(|| typeconv::lookup(name))
+        .or_else(|| hash::lookup(name))
+        .or_else(|| ipnet::lookup(name))
+}
+
+/// The names of every function this evaluator knows, for listings and tests.
+pub const NAMES: &[&str] = &[
+    "abs",
+    "alltrue",
+    "anytrue",
+    "base64decode",
+    "base64encode",
+    "base64sha256",
+    "base64sha512",
+    "can",
+    "ceil",
+    "chomp",
+    "chunklist",
+    "cidrhost",
+    "cidrnetmask",
+    "cidrsubnet",
+    "coalesce",
+    "coalescelist",
+    "compact",
+    "concat",
+    "contains",
+    "distinct",
+    "element",
+    "endswith",
+    "flatten",
+    "floor",
+    "format",
+    "formatlist",
+    "indent",
+    "index",
+    "join",
+    "jsondecode",
+    "jsonencode",
+    "keys",
+    "length",
+    "log",
+    "lookup",
+    "lower",
+    "max",
+    "md5",
+    "merge",
+    "min",
+    "nonsensitive",
+    "one",
+    "parseint",
+    "pow",
+    "range",
+    "regex",
+    "regexall",
+    "replace",
+    "reverse",
+    "sensitive",
+    "setintersection",
+    "setproduct",
+    "setsubtract",
+    "setunion",
+    "sha1",
+    "sha256",
+    "sha512",
+    "signum",
+    "slice",
+    "sort",
+    "split",
+    "startswith",
+    "strcontains",
+    "strrev",
+    "substr",
+    "sum",
+    "title",
+    "tobool",
+    "tolist",
+    "tomap",
+    "tonumber",
+    "toset",
+    "tostring",
+    "transpose",
+    "trim",
+    "trimprefix",
+    "trimspace",
+    "trimsuffix",
+    "try",
+    "upper",
+    "urlencode",
+    "values",
+    "zipmap",
+];
+
+fn invalid_arg(param: &str, msg: &str) -> Diagnostic {
+    Diagnostic::new(
+        "Invalid function argument",
+        format!("Invalid value for \"{param}\" parameter: {msg}."),
+    )
+}
+
+/// Calls the built-in function `name`.
+pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
+    match name {
+        "sensitive" | "nonsensitive" => return typeconv::marks(name, args),
+        _ => {}
+    }
+    let Some(f) = lookup(name) else {
+        return Err(Diagnostic::new(
+            "Call to unknown function",
+            format!("There is no function named \"{name}\"."),
+        ));
+    };
+    let n = f.params.len();
+    if args.len() < n {
+        return Err(Diagnostic::new(
+            "Not enough function arguments",
+            format!(
+                "Function \"{name}\" expects {n} argument(s). Missing value for \"{}\".",
+                f.params[args.len()].name
+            ),
+        ));
+    }
+    if args.len() > n && f.variadic.is_none() {
+        return Err(Diagnostic::new(
+            "Too many function arguments",
+            format!("Function \"{name}\" expects only {n} argument(s)."),
+        ));
+    }
+    let mut sensitive = false;
+    let mut unknown = false;
+    let mut converted = Vec::with_capacity(args.len());
+    for (i, arg) in args.into_iter().enumerate() {
+        let p = f
+            .params
+            .get(i)
+            .or(f.variadic.as_ref())
+            .expect("arity checked above");
+        if arg.is_null() && !p.allow_null {
+            return Err(invalid_arg(p.name, "argument must not be null"));
+        }
+        let arg = if p.allow_marked {
+            arg
+        } else {
+            sensitive |= arg.has_sensitive();
+            arg.unmark_deep()
+        };
+        if !arg.is_wholly_known() && !p.allow_unknown {
+            unknown = true;
+        }
+        let arg = convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.0))?;
+        converted.push(arg);
+    }
+    if unknown {
+        return Ok(Value::unknown(f.ret.clone()).with_sensitive(sensitive));
+    }
+    match (f.imp)(converted) {
+        Ok(v) => Ok(v.with_sensitive(sensitive)),
+        Err(msg) if msg.starts_with(ARG_ERROR) => {
+            let rest = &msg[ARG_ERROR.len()..];
+            let (param, detail) = rest.split_once('\u{0}').unwrap_or(("", rest));
+            Err(invalid_arg(param, detail))
+        }
+        Err(msg) => Err(Diagnostic::new(
+            "Error in function call",
+            format!("Call to function \"{name}\" failed: {msg}."),
+        )),
+    }
+}
+
+/// Prefix of an implementation error that blames one argument, as cty's
+/// `NewArgErrorf` does; built by [`arg_error`].
+const ARG_ERROR: &str = "\u{0}arg:";
+
+/// An error about the argument `param`, reported as an invalid argument.
+pub(crate) fn arg_error(param: &str, msg: impl std::fmt::Display) -> String {
+    format!("{ARG_ERROR}{param}\u{0}{msg}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_argument_gives_unknown_of_return_type() {
+        let v = call("upper", vec![Value::unknown(Type::String)]).unwrap();
+        assert!(!v.is_known());
+        assert_eq!(v.ty(), Type::String);
+    }
+
+    #[test]
+    fn sensitive_argument_marks_result() {
+        let v = call(
+            "length",
+            vec![Value::tuple(vec![Value::int(1).with_sensitive(true)])],
+        )
+        .unwrap();
+        assert!(v.sensitive);
+    }
+
+    #[test]
+    fn null_argument_is_refused() {
+        let e = call("upper", vec![Value::null(Type::Dynamic)]).unwrap_err();
+        assert_eq!(
+            e.detail,
+            "Invalid value for \"str\" parameter: argument must not be null."
+        );
+    }
+
+    #[test]
+    fn every_listed_name_is_known() {
+        for name in NAMES {
+            assert!(
+                lookup(name).is_some()
+                    || matches!(*name, "try" | "can" | "sensitive" | "nonsensitive"),
+                "{name}"
+            );
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Integration tests of the `choudoufu` binary.
+
+mod console_corpus;
