@@ -147,6 +147,7 @@ fn real_main() -> anyhow::Result<ExitCode> {
                     println!("  failed: {}", s.failed.join(", "));
                 }
             }
+            println!("{}", report::timing_table(&record));
             // A name that could not be an estate gets no page of its own.
             if estate::valid_name(&record.estate) {
                 let (json, md) = report::write(&reports, &record)

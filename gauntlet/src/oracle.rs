@@ -218,18 +218,22 @@ impl Oracle {
         self.run(clock, &["apply", "-no-color", "-input=false", name])
     }
 
-    /// Every resource instance in the state, from `terraform show -json`.
-    pub fn state(&self, clock: &Clock) -> Result<Vec<StateInstance>, OracleError> {
-        let text = self.run(clock, &["show", "-json", "-no-color"])?;
+    /// Every managed resource instance in the twin's `terraform.tfstate`,
+    /// read from the file itself: no state file means no instances.
+    pub fn state(&self) -> Result<Vec<StateInstance>, OracleError> {
+        let path = self.state_file();
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(OracleError::Io { path, source }),
+        };
         let unreadable = |reason: String| OracleError::Unreadable {
             side: self.side,
-            command: "show -json".into(),
+            command: format!("cat {}", path.display()),
             reason,
         };
         let v: Value = serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
-        let mut out = Vec::new();
-        collect_instances(&v["values"]["root_module"], &mut out).map_err(unreadable)?;
-        Ok(out)
+        state_instances(&v).map_err(unreadable)
     }
 
     /// The state file terraform wrote, if any.
@@ -238,25 +242,42 @@ impl Oracle {
     }
 }
 
-fn collect_instances(module: &Value, out: &mut Vec<StateInstance>) -> Result<(), String> {
-    for r in module["resources"].as_array().into_iter().flatten() {
+/// The managed instances of a version 4 state file.
+fn state_instances(state: &Value) -> Result<Vec<StateInstance>, String> {
+    if state["version"] != 4 {
+        return Err(format!(
+            "state format version {} (expected 4)",
+            state["version"]
+        ));
+    }
+    let mut out = Vec::new();
+    for r in state["resources"].as_array().into_iter().flatten() {
         if r["mode"] != "managed" {
             continue;
         }
-        let address = r["address"]
+        let module = r["module"]
             .as_str()
-            .ok_or("a resource without an address")?;
-        let addr: ResourceInstanceAddr = address.parse().map_err(|e| format!("{e}"))?;
-        out.push(StateInstance {
-            type_name: addr.type_name.clone(),
-            addr,
-            values: r["values"].clone(),
-        });
+            .map(|m| format!("{m}."))
+            .unwrap_or_default();
+        let (Some(t), Some(n)) = (r["type"].as_str(), r["name"].as_str()) else {
+            return Err("a resource without a type or name".into());
+        };
+        for i in r["instances"].as_array().into_iter().flatten() {
+            let key = match &i["index_key"] {
+                Value::Null => String::new(),
+                k => format!("[{k}]"),
+            };
+            let addr: ResourceInstanceAddr = format!("{module}{t}.{n}{key}")
+                .parse()
+                .map_err(|e| format!("{e}"))?;
+            out.push(StateInstance {
+                type_name: t.to_owned(),
+                addr,
+                values: i["attributes"].clone(),
+            });
+        }
     }
-    for child in module["child_modules"].as_array().into_iter().flatten() {
-        collect_instances(child, out)?;
-    }
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -284,20 +305,30 @@ mod tests {
     }
 
     #[test]
-    fn collects_instances_from_nested_modules_and_skips_data() {
+    fn reads_instances_from_a_state_file_and_skips_data() {
         let v = serde_json::json!({
+            "version": 4,
             "resources": [
-                {"address": "aws_sqs_queue.q[0]", "mode": "managed", "values": {"name": "q0"}},
-                {"address": "data.aws_iam_policy_document.p", "mode": "data", "values": {}},
-            ],
-            "child_modules": [{"resources": [
-                {"address": "module.m.aws_sns_topic.t", "mode": "managed", "values": {}}
-            ]}]
+                {"mode": "managed", "type": "aws_sqs_queue", "name": "q",
+                 "instances": [{"index_key": 0, "attributes": {"name": "q0"}},
+                               {"index_key": 1, "attributes": {"name": "q1"}}]},
+                {"mode": "data", "type": "aws_iam_policy_document", "name": "p",
+                 "instances": [{"attributes": {}}]},
+                {"module": "module.m[\"a\"]", "mode": "managed", "type": "aws_sns_topic",
+                 "name": "t", "instances": [{"attributes": {"name": "t"}}]},
+            ]
         });
-        let mut out = Vec::new();
-        collect_instances(&v, &mut out).unwrap();
+        let out = state_instances(&v).unwrap();
         let addrs: Vec<String> = out.iter().map(|i| i.addr.to_string()).collect();
-        assert_eq!(addrs, ["aws_sqs_queue.q[0]", "module.m.aws_sns_topic.t"]);
-        assert_eq!(out[0].type_name, "aws_sqs_queue");
+        assert_eq!(
+            addrs,
+            [
+                "aws_sqs_queue.q[0]",
+                "aws_sqs_queue.q[1]",
+                "module.m[\"a\"].aws_sns_topic.t"
+            ]
+        );
+        assert_eq!(out[1].values["name"], "q1");
+        assert!(state_instances(&serde_json::json!({"version": 3})).is_err());
     }
 }

@@ -204,6 +204,35 @@ pub fn last(dir: &Path, estate: &str) -> Option<RunRecord> {
     serde_json::from_str(&text).ok()
 }
 
+/// Where the run's wall time went, as a table: each category's time and
+/// share of the total.
+pub fn timing_table(r: &RunRecord) -> String {
+    let t = &r.timing;
+    let share = |d: Duration| {
+        if t.total.is_zero() {
+            "0.0%".to_owned()
+        } else {
+            format!("{:.1}%", 100.0 * d.as_secs_f64() / t.total.as_secs_f64())
+        }
+    };
+    let rows = [
+        ("terraform and its provider", t.terraform),
+        ("emulator start", t.emulator),
+        ("witness (AWS CLI)", t.witness),
+        ("provisioning", t.provisioning),
+        ("the harness itself", t.harness),
+        ("total", t.total),
+    ];
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["where", "seconds", "share"]);
+    for (what, d) in rows {
+        b.push_record([what.to_owned(), format!("{:.1}", d.as_secs_f64()), share(d)]);
+    }
+    b.build()
+        .with(tabled::settings::Style::markdown())
+        .to_string()
+}
+
 /// `2 pass, 13 not run`: a stage tally for `gauntlet list`.
 pub fn tally(r: &RunRecord) -> String {
     let mut parts = Vec::new();
@@ -298,6 +327,16 @@ mod tests {
         assert!(h.contains("&lt;script&gt;x&lt;/script&gt; &amp; more"));
         assert!(h.contains("<td class=\"pass\">pass</td>"));
         assert!(h.contains("<td class=\"not-run\">not run</td>"));
+    }
+
+    #[test]
+    fn the_timing_table_shows_each_share() {
+        let t = timing_table(&record());
+        assert!(t.contains("| the harness itself"), "{t}");
+        assert!(
+            t.contains("90.0%") && t.contains("1.0%") && t.contains("100.0%"),
+            "{t}"
+        );
     }
 
     #[test]

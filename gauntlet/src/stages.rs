@@ -208,7 +208,7 @@ pub fn cold_deploy(lane: &Lane) -> Result<(StageOutput, ColdOutcome), StepError>
 
     clock.say("Cold deploy: reading both twins back with the AWS CLI");
     let reads = both_ok(lane.both(|t| {
-        let state = t.oracle.state(clock)?;
+        let state = t.oracle.state()?;
         let live = t.witness.inventory(&lane.kinds)?;
         let markers = t.witness.markers(&live)?;
         let missing = missing_undeclared(&t.witness, &estate.undeclared)?;
@@ -468,7 +468,7 @@ pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepErro
 
     clock.say("Teardown: reading the oracle twin back with the AWS CLI");
     let after = o.witness.inventory(&lane.kinds)?;
-    let state_after = o.oracle.state(clock)?;
+    let state_after = o.oracle.state()?;
     let declared = Inventory::of_state(&cold.oracle_state)?;
     let mut out = Vec::new();
 
