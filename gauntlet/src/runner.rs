@@ -53,6 +53,8 @@ pub enum RunError {
     Witness(#[from] WitnessError),
     #[error("interrupted by a signal; every process the run started was stopped")]
     Interrupted,
+    #[error("another gauntlet run is using {dir}; wait for it to finish, or pass --work-dir to run beside it")]
+    Busy { dir: PathBuf },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -264,6 +266,18 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         let path = path.to_owned();
         move |source| RunError::Io { path, source }
     };
+    // One run at a time per work dir: the next step empties it.
+    let parent = work.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(io(parent))?;
+    let lock_path = work.with_extension("lock");
+    let lock = fs::File::create(&lock_path).map_err(io(&lock_path))?;
+    lock.try_lock().map_err(|e| match e {
+        fs::TryLockError::WouldBlock => RunError::Busy { dir: work.clone() },
+        fs::TryLockError::Error(source) => RunError::Io {
+            path: lock_path.clone(),
+            source,
+        },
+    })?;
     if work.exists() {
         fs::remove_dir_all(work).map_err(io(work))?;
     }

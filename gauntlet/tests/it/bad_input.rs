@@ -165,3 +165,14 @@ fn a_root_stock_terraform_rejects() {
     assert!(out.stderr.contains("var.missing"), "{}", out.stderr);
     assert!(out.stderr.contains("broken.tf"), "{}", out.stderr);
 }
+
+#[test]
+fn a_work_dir_another_run_is_using() {
+    let s = Scratch::new();
+    fs::create_dir_all(s.dir.path()).unwrap();
+    let lock = fs::File::create(s.work().with_extension("lock")).unwrap();
+    lock.lock().unwrap();
+    let out = finish(s.gauntlet(&["run", ESTATE]).output().unwrap());
+    stopped(&s, &out, ESTATE, "another gauntlet run is using");
+    assert!(out.stderr.contains("--work-dir"), "{}", out.stderr);
+}
