@@ -76,6 +76,27 @@ fn a_missing_terraform() {
             .unwrap(),
     );
     stopped(&s, &out, ESTATE, "no `terraform` on PATH");
+
+    // `gauntlet list` shows the estate's last verdict from its record.
+    let reports = s.reports().display().to_string();
+    let list = finish(
+        std::process::Command::new(env!("CARGO_BIN_EXE_gauntlet"))
+            .current_dir(workspace())
+            .args(["list", "--reports-dir", &reports])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(list.code, Some(0), "{}", list.stderr);
+    let line = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(ESTATE))
+        .unwrap_or_else(|| panic!("{ESTATE} not listed:\n{}", list.stdout));
+    assert!(
+        line.contains("Stopped. The run could not complete: stock terraform was not found"),
+        "{line}"
+    );
+    assert!(line.contains("15 not run"), "{line}");
 }
 
 #[test]
