@@ -4,6 +4,7 @@
 //! through the engine; see ARCHITECTURE.md for the map.
 
 pub mod addr;
+pub mod provider;
 
 /// The engine's version, as `choudoufu version` prints it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,5 +1,7 @@
 //! The `choudoufu` command line: terraform's verbs over a stateless engine.
 
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -20,10 +22,27 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show information about the providers the root in the working
+    /// directory requires.
+    Providers {
+        #[command(subcommand)]
+        command: ProvidersCommand,
+    },
 }
 
-fn main() {
-    let cli = Cli::parse();
+#[derive(Subcommand)]
+enum ProvidersCommand {
+    /// Print the providers' schemas in terraform's JSON format.
+    Schema {
+        /// Print JSON (required, as in terraform).
+        #[arg(long, required = true)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse_from(terraform_style_args(std::env::args_os()));
     match cli.command {
         Command::Version { json } => {
             if json {
@@ -33,5 +52,73 @@ fn main() {
                 println!("choudoufu v{}", engine::VERSION);
             }
         }
+        Command::Providers {
+            command: ProvidersCommand::Schema { json: _ },
+        } => return report(providers_schema()),
     }
+    ExitCode::SUCCESS
+}
+
+fn providers_schema() -> anyhow::Result<()> {
+    use engine::provider::{cache::SchemaCache, plugin::LaunchOptions, schemas_json};
+    let root = std::env::current_dir()?;
+    let cache = SchemaCache::from_env();
+    // Current-thread: plugins must be launched from a thread that outlives
+    // them (their parent-death signal follows the spawning thread).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let json = runtime.block_on(schemas_json(
+        &root,
+        cache.as_ref(),
+        &LaunchOptions::from_env(),
+    ))?;
+    println!("{}", serde_json::to_string(&json)?);
+    Ok(())
+}
+
+/// Prints an error with its chain of causes, terraform style, and maps it to
+/// exit status 1.
+fn report(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("Error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Terraform spells long options with one dash (`-json`, `-auto-approve`);
+/// accept that spelling as well as clap's `--json`.
+fn terraform_style_args(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.map(|arg| match arg.to_str() {
+        Some(s) if s.len() > 2 && s.starts_with('-') && !s.starts_with("--") => {
+            format!("-{s}").into()
+        }
+        _ => arg,
+    })
+    .collect()
+}
+
+/// `CHOUDOUFU_LOG=debug` (or trace, info, warn, error) logs the engine and
+/// what its provider plugins write to stderr, on stderr.
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let Some(level) = std::env::var("CHOUDOUFU_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing_subscriber::filter::LevelFilter>().ok())
+    else {
+        return;
+    };
+    let targets = tracing_subscriber::filter::Targets::new()
+        .with_target("engine", level)
+        .with_target("provider", level);
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .finish()
+        .with(targets)
+        .init();
 }

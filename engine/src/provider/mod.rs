@@ -1,0 +1,152 @@
+//! The plugin boundary: finding, starting and talking to the real,
+//! unmodified terraform provider binaries.
+//!
+//! - [`requirements`] reads what a root asks for (`required_providers`);
+//! - [`discovery`] finds the binary where terraform would;
+//! - [`handshake`], [`tls`] and [`plugin`] start it and connect to it the
+//!   way go-plugin's host does;
+//! - [`grpc`] speaks protocol 5 and is the only module that sees wire
+//!   types; the rest of the engine uses the [`Provider`] trait and the
+//!   [`schema`], [`types`] and [`diagnostic`] models;
+//! - [`cache`] keeps decoded schemas keyed by the binary's hash.
+//!
+//! Not here: evaluating configuration, and deciding what to change.
+
+pub mod cache;
+pub mod diagnostic;
+pub mod discovery;
+pub mod grpc;
+pub mod handshake;
+pub mod plugin;
+pub mod requirements;
+pub mod schema;
+mod tls;
+pub mod types;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+
+use cache::SchemaCache;
+use diagnostic::Diagnostic;
+use plugin::{LaunchError, LaunchOptions, Plugin};
+use schema::ProviderSchema;
+
+/// What the engine can ask of a provider.
+pub trait Provider {
+    /// The provider's schema: its own configuration, resources, data
+    /// sources, ephemeral resources and functions.
+    fn schema(&mut self) -> impl Future<Output = Result<ProviderSchema, ProviderError>> + Send;
+}
+
+/// Why a provider call failed. Every variant names the binary.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error("provider {}: speaks plugin protocol {protocol}, and the engine drives only protocol 5", binary.display())]
+    UnsupportedProtocol { binary: PathBuf, protocol: u32 },
+    #[error("provider {}: {method} failed ({code}): {message}", binary.display())]
+    Rpc {
+        binary: PathBuf,
+        method: &'static str,
+        code: String,
+        message: String,
+    },
+    #[error("provider {}: {method} returned errors:\n{}", binary.display(), lines(diagnostics))]
+    Diagnostics {
+        binary: PathBuf,
+        method: &'static str,
+        diagnostics: Vec<Diagnostic>,
+    },
+    #[error("provider {}: could not decode the {method} response: {reason}", binary.display())]
+    Decode {
+        binary: PathBuf,
+        method: &'static str,
+        reason: String,
+    },
+}
+
+fn lines(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(|d| format!("  {d}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The schema of the provider in `binary`: from the cache when it holds
+/// one for this exact binary, else by launching the provider and asking it
+/// (then storing the answer). Cache trouble is logged, never fatal.
+pub async fn load_schema(
+    binary: &Path,
+    cache: Option<&SchemaCache>,
+    options: &LaunchOptions,
+) -> Result<ProviderSchema, ProviderError> {
+    let hash = cache.and_then(|c| match c.binary_hash(binary) {
+        Ok(hash) => Some((c, hash)),
+        Err(e) => {
+            tracing::warn!("schema cache: could not hash {}: {e}", binary.display());
+            None
+        }
+    });
+    if let Some((cache, hash)) = &hash {
+        if let Some(schema) = cache.load(hash) {
+            tracing::debug!(sha256 = hash.as_str(), "schema cache hit");
+            return Ok(schema);
+        }
+    }
+    let plugin = Plugin::launch(binary, options).await?;
+    let mut provider = grpc::GrpcProvider::new(plugin)?;
+    let result = provider.schema().await;
+    provider.into_plugin().shutdown().await;
+    let schema = result?;
+    if let Some((cache, hash)) = &hash {
+        if let Err(e) = cache.store(hash, &schema) {
+            tracing::warn!(
+                "schema cache: could not store in {}: {e}",
+                cache.dir().display()
+            );
+        }
+    }
+    Ok(schema)
+}
+
+/// Why `providers schema` failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemasError {
+    #[error(transparent)]
+    Requirements(#[from] requirements::RequirementsError),
+    #[error(transparent)]
+    Discovery(#[from] discovery::DiscoveryError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
+/// Terraform's `providers schema -json` document for every provider the
+/// root's `required_providers` names.
+pub async fn schemas_json(
+    root: &Path,
+    cache: Option<&SchemaCache>,
+    options: &LaunchOptions,
+) -> Result<serde_json::Value, SchemasError> {
+    let places = discovery::Places::for_root(root)?;
+    let mut loaded = Vec::new();
+    for requirement in requirements::required_providers(root)? {
+        let found = places.find(&requirement.source, &requirement.constraint)?;
+        tracing::debug!(
+            source = %found.source,
+            version = %found.version,
+            executable = %found.executable.display(),
+            "provider found"
+        );
+        let schema = load_schema(&found.executable, cache, options).await?;
+        loaded.push((found.source.to_string(), schema));
+    }
+    Ok(schema::terraform_json(
+        loaded
+            .iter()
+            .map(|(address, schema)| (address.clone(), schema)),
+    ))
+}
