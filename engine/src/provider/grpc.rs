@@ -6,6 +6,7 @@
 //! recognised by the handshake but not driven yet.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::diagnostic::{AttributePath, Diagnostic, PathStep, Severity};
@@ -15,7 +16,8 @@ use super::schema::{
     ProviderSchema, Schema,
 };
 use super::types::Type;
-use super::{Provider, ProviderError};
+use super::value::{self, Value};
+use super::{ImportedResource, Provider, ProviderError, ResourceState, TERRAFORM_COMPAT_VERSION};
 
 // The protocol wraps each call's Request and Response in a message used
 // only as a namespace (such as `GetProviderSchema`), never built itself.
@@ -26,10 +28,13 @@ mod pb {
 
 type Client = pb::provider_client::ProviderClient<tonic::transport::Channel>;
 
-/// A provider plugin driven over protocol 5.
+/// A provider plugin driven over protocol 5. Calls that carry values need
+/// the schema: the one [`GrpcProvider::with_schema`] gave, else the one
+/// the first such call asks for.
 pub struct GrpcProvider {
     plugin: Plugin,
     client: Client,
+    schema: Option<Arc<ProviderSchema>>,
 }
 
 impl GrpcProvider {
@@ -45,7 +50,112 @@ impl GrpcProvider {
         let client = Client::new(plugin.channel())
             .max_decoding_message_size(MAX_MESSAGE_SIZE)
             .max_encoding_message_size(MAX_MESSAGE_SIZE);
-        Ok(GrpcProvider { plugin, client })
+        Ok(GrpcProvider {
+            plugin,
+            client,
+            schema: None,
+        })
+    }
+
+    /// Uses a schema obtained earlier (from the cache) instead of asking.
+    /// Only sound for the same binary, and for providers that announce
+    /// `get_provider_schema_optional`, as the aws provider does.
+    pub fn with_schema(mut self, schema: Arc<ProviderSchema>) -> GrpcProvider {
+        self.schema = Some(schema);
+        self
+    }
+
+    async fn known_schema(&mut self) -> Result<Arc<ProviderSchema>, ProviderError> {
+        if let Some(schema) = &self.schema {
+            return Ok(schema.clone());
+        }
+        let schema = Arc::new(self.schema().await?);
+        self.schema = Some(schema.clone());
+        Ok(schema)
+    }
+
+    /// The implied type of a resource type's state.
+    async fn resource_type(
+        &mut self,
+        method: &'static str,
+        type_name: &str,
+    ) -> Result<Type, ProviderError> {
+        let schema = self.known_schema().await?;
+        let resource =
+            schema
+                .resources
+                .get(type_name)
+                .ok_or_else(|| ProviderError::NoSuchType {
+                    binary: self.plugin.binary().into(),
+                    method,
+                    what: "resource type",
+                    name: type_name.into(),
+                })?;
+        Ok(resource.block.implied_type())
+    }
+
+    fn encode(
+        &self,
+        method: &'static str,
+        value: &Value,
+        ty: &Type,
+    ) -> Result<pb::DynamicValue, ProviderError> {
+        let msgpack = value::encode(value, ty).map_err(|e| ProviderError::Encode {
+            binary: self.plugin.binary().into(),
+            method,
+            reason: e.to_string(),
+        })?;
+        Ok(pb::DynamicValue {
+            msgpack,
+            json: Vec::new(),
+        })
+    }
+
+    fn decode(
+        &self,
+        method: &'static str,
+        value: Option<pb::DynamicValue>,
+        ty: &Type,
+    ) -> Result<Value, ProviderError> {
+        let Some(value) = value else {
+            return Ok(Value::Null);
+        };
+        if value.msgpack.is_empty() && !value.json.is_empty() {
+            return Err(self.decode_error(
+                method,
+                "the provider answered in JSON, which the engine does not read".into(),
+            ));
+        }
+        if value.msgpack.is_empty() {
+            return Ok(Value::Null);
+        }
+        value::decode(&value.msgpack, ty).map_err(|e| self.decode_error(method, e.to_string()))
+    }
+
+    /// Logs warnings; fails on errors.
+    fn check(
+        &self,
+        method: &'static str,
+        diagnostics: Vec<pb::Diagnostic>,
+    ) -> Result<(), ProviderError> {
+        let diagnostics = self::diagnostics(diagnostics);
+        for warning in diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+        {
+            tracing::warn!(
+                "provider {}: {method}: {warning}",
+                self.plugin.binary().display()
+            );
+        }
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(ProviderError::Diagnostics {
+                binary: self.plugin.binary().into(),
+                method,
+                diagnostics,
+            });
+        }
+        Ok(())
     }
 
     /// The plugin underneath, to shut it down.
@@ -85,21 +195,89 @@ impl Provider for GrpcProvider {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "GetSchema answered"
         );
-        let diagnostics = diagnostics(std::mem::take(&mut response.diagnostics));
-        for warning in diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
-        {
-            tracing::warn!("provider {}: {warning}", self.plugin.binary().display());
-        }
-        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
-            return Err(ProviderError::Diagnostics {
-                binary: self.plugin.binary().into(),
-                method: METHOD,
-                diagnostics,
+        self.check(METHOD, std::mem::take(&mut response.diagnostics))?;
+        provider_schema(response).map_err(|reason| self.decode_error(METHOD, reason))
+    }
+
+    async fn configure(&mut self, config: &Value) -> Result<(), ProviderError> {
+        const METHOD: &str = "Configure";
+        let ty = self.known_schema().await?.provider.block.implied_type();
+        let request = pb::configure::Request {
+            terraform_version: TERRAFORM_COMPAT_VERSION.into(),
+            config: Some(self.encode(METHOD, config, &ty)?),
+            client_capabilities: Some(pb::ClientCapabilities::default()),
+        };
+        let response = self
+            .client
+            .configure(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)
+    }
+
+    async fn import_resource_state(
+        &mut self,
+        type_name: &str,
+        id: &str,
+    ) -> Result<Vec<ImportedResource>, ProviderError> {
+        const METHOD: &str = "ImportResourceState";
+        self.resource_type(METHOD, type_name).await?;
+        let request = pb::import_resource_state::Request {
+            type_name: type_name.into(),
+            id: id.into(),
+            client_capabilities: Some(pb::ClientCapabilities::default()),
+        };
+        let response = self
+            .client
+            .import_resource_state(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)?;
+        let mut imported = Vec::new();
+        for resource in response.imported_resources {
+            // An import may return objects of other types too.
+            let ty = self.resource_type(METHOD, &resource.type_name).await?;
+            imported.push(ImportedResource {
+                state: ResourceState {
+                    value: self.decode(METHOD, resource.state, &ty)?,
+                    private: resource.private,
+                },
+                type_name: resource.type_name,
             });
         }
-        provider_schema(response).map_err(|reason| self.decode_error(METHOD, reason))
+        Ok(imported)
+    }
+
+    async fn read_resource(
+        &mut self,
+        type_name: &str,
+        current: &ResourceState,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        const METHOD: &str = "ReadResource";
+        let ty = self.resource_type(METHOD, type_name).await?;
+        let request = pb::read_resource::Request {
+            type_name: type_name.into(),
+            current_state: Some(self.encode(METHOD, &current.value, &ty)?),
+            private: current.private.clone(),
+            // No provider_meta block: a null of the dynamic type, as
+            // terraform sends.
+            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+            client_capabilities: Some(pb::ClientCapabilities::default()),
+        };
+        let response = self
+            .client
+            .read_resource(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)?;
+        let value = self.decode(METHOD, response.new_state, &ty)?;
+        Ok((!value.is_null()).then_some(ResourceState {
+            value,
+            private: response.private,
+        }))
     }
 }
 

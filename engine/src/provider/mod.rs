@@ -7,7 +7,7 @@
 //!   way go-plugin's host does;
 //! - [`grpc`] speaks protocol 5 and is the only module that sees wire
 //!   types; the rest of the engine uses the [`Provider`] trait and the
-//!   [`schema`], [`types`] and [`diagnostic`] models;
+//!   [`schema`], [`types`], [`value`] and [`diagnostic`] models;
 //! - [`cache`] keeps decoded schemas keyed by the binary's hash.
 //!
 //! Not here: evaluating configuration, and deciding what to change.
@@ -22,6 +22,7 @@ pub mod requirements;
 pub mod schema;
 mod tls;
 pub mod types;
+pub mod value;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -30,12 +31,55 @@ use cache::SchemaCache;
 use diagnostic::Diagnostic;
 use plugin::{LaunchError, LaunchOptions, Plugin};
 use schema::ProviderSchema;
+use value::Value;
 
-/// What the engine can ask of a provider.
+/// The terraform release whose plugin protocol behaviour the engine follows;
+/// providers are told this version in Configure, as terraform tells its own.
+pub const TERRAFORM_COMPAT_VERSION: &str = "1.11.4";
+
+/// A resource instance's state as a provider returns it: the object, and
+/// private bytes to be handed back unchanged on the next call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceState {
+    pub value: Value,
+    pub private: Vec<u8>,
+}
+
+/// One object an import found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedResource {
+    pub type_name: String,
+    pub state: ResourceState,
+}
+
+/// What the engine can ask of a provider. Warnings a call returns are
+/// logged; errors fail the call with [`ProviderError::Diagnostics`].
 pub trait Provider {
     /// The provider's schema: its own configuration, resources, data
     /// sources, ephemeral resources and functions.
     fn schema(&mut self) -> impl Future<Output = Result<ProviderSchema, ProviderError>> + Send;
+
+    /// Configures the provider. `config` is an object of the provider
+    /// block's type (see [`schema::Block::value_with`]).
+    fn configure(
+        &mut self,
+        config: &Value,
+    ) -> impl Future<Output = Result<(), ProviderError>> + Send;
+
+    /// Asks the provider for the object(s) `id` names. The states hold
+    /// what the id alone tells; read them to learn the rest.
+    fn import_resource_state(
+        &mut self,
+        type_name: &str,
+        id: &str,
+    ) -> impl Future<Output = Result<Vec<ImportedResource>, ProviderError>> + Send;
+
+    /// Reads the live object behind `current`; `None` when it is gone.
+    fn read_resource(
+        &mut self,
+        type_name: &str,
+        current: &ResourceState,
+    ) -> impl Future<Output = Result<Option<ResourceState>, ProviderError>> + Send;
 }
 
 /// Why a provider call failed. Every variant names the binary.
@@ -58,6 +102,19 @@ pub enum ProviderError {
         binary: PathBuf,
         method: &'static str,
         diagnostics: Vec<Diagnostic>,
+    },
+    #[error("provider {}: {method}: no {what} named {name:?} in its schema", binary.display())]
+    NoSuchType {
+        binary: PathBuf,
+        method: &'static str,
+        what: &'static str,
+        name: String,
+    },
+    #[error("provider {}: could not encode the {method} request: {reason}", binary.display())]
+    Encode {
+        binary: PathBuf,
+        method: &'static str,
+        reason: String,
     },
     #[error("provider {}: could not decode the {method} response: {reason}", binary.display())]
     Decode {

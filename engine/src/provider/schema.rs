@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 
 use super::types::Type;
+use super::value::Value;
 
 /// Everything a provider declares about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,6 +170,68 @@ pub struct Parameter {
     pub allow_unknown_values: bool,
     pub description: String,
     pub description_kind: DescriptionKind,
+}
+
+impl Block {
+    /// The type of this block's values: an object of its attributes and
+    /// one attribute per nested block type (a list, set or map of the
+    /// nested object, or the object itself for single and group). As in
+    /// terraform, a list or map of blocks holding a `dynamic` attribute is
+    /// itself `dynamic`.
+    pub fn implied_type(&self) -> Type {
+        let mut attributes: BTreeMap<String, Type> = self
+            .attributes
+            .iter()
+            .map(|(name, a)| (name.clone(), a.ty.clone()))
+            .collect();
+        for (name, nested) in &self.block_types {
+            let inner = nested.block.implied_type();
+            let ty = match nested.nesting {
+                Nesting::Single | Nesting::Group => inner,
+                Nesting::List | Nesting::Map if has_dynamic(&inner) => Type::Dynamic,
+                Nesting::List => Type::List(Box::new(inner)),
+                Nesting::Set => Type::Set(Box::new(inner)),
+                Nesting::Map => Type::Map(Box::new(inner)),
+            };
+            attributes.insert(name.clone(), ty);
+        }
+        Type::Object {
+            attributes,
+            optional: Default::default(),
+        }
+    }
+
+    /// A value of this block holding `given` (attributes and nested block
+    /// values by name), with every other attribute null and every other
+    /// nested block type absent as terraform writes it: null for single,
+    /// an empty block for group, an empty collection otherwise.
+    pub fn value_with(&self, mut given: BTreeMap<String, Value>) -> Value {
+        for name in self.attributes.keys() {
+            given.entry(name.clone()).or_insert(Value::Null);
+        }
+        for (name, nested) in &self.block_types {
+            given
+                .entry(name.clone())
+                .or_insert_with(|| match nested.nesting {
+                    Nesting::Single => Value::Null,
+                    Nesting::Group => nested.block.value_with(BTreeMap::new()),
+                    Nesting::List => Value::List(vec![]),
+                    Nesting::Set => Value::Set(vec![]),
+                    Nesting::Map => Value::Map(BTreeMap::new()),
+                });
+        }
+        Value::Object(given)
+    }
+}
+
+fn has_dynamic(ty: &Type) -> bool {
+    match ty {
+        Type::Dynamic => true,
+        Type::String | Type::Number | Type::Bool => false,
+        Type::List(t) | Type::Set(t) | Type::Map(t) => has_dynamic(t),
+        Type::Object { attributes, .. } => attributes.values().any(has_dynamic),
+        Type::Tuple(ts) => ts.iter().any(has_dynamic),
+    }
 }
 
 impl ProviderSchema {

@@ -104,3 +104,100 @@ pub fn children(parent: u32) -> Vec<u32> {
     }
     out
 }
+
+/// The virtualenv holding moto and the AWS CLI (`CHOUDOUFU_TEST_VENV`,
+/// default the workspace's `.venv`, where the gauntlet provisions them).
+pub fn venv_bin(name: &str) -> PathBuf {
+    let venv = std::env::var_os("CHOUDOUFU_TEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv"));
+    let path = venv.join("bin").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing; provision the virtualenv (cargo run -p gauntlet -- provision) or set CHOUDOUFU_TEST_VENV",
+        path.display()
+    );
+    path
+}
+
+/// A moto server on a free loopback port, stopped (with its whole process
+/// group) when dropped.
+pub struct Moto {
+    child: std::process::Child,
+    pub endpoint: String,
+    home: tempfile::TempDir,
+}
+
+impl Moto {
+    pub fn start() -> Moto {
+        use std::os::unix::process::CommandExt;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(venv_bin("moto_server"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let moto = Moto {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+            home: tempfile::tempdir().unwrap(),
+        };
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "moto did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        moto
+    }
+
+    /// Runs the AWS CLI against this server with fake credentials and a
+    /// clean environment, and returns its JSON output.
+    pub fn aws(&self, args: &[&str]) -> serde_json::Value {
+        let out = std::process::Command::new(venv_bin("aws"))
+            .args(args)
+            .args(["--endpoint-url", &self.endpoint, "--output", "json"])
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_DEFAULT_REGION", "us-east-1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "aws {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if out.stdout.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(&out.stdout).unwrap()
+        }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = killpg(group, Signal::SIGTERM);
+        let start = Instant::now();
+        while matches!(self.child.try_wait(), Ok(None)) {
+            if start.elapsed() > Duration::from_secs(5) {
+                let _ = killpg(group, Signal::SIGKILL);
+                let _ = self.child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
