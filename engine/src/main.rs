@@ -60,7 +60,9 @@ fn main() -> ExitCode {
 }
 
 fn providers_schema() -> anyhow::Result<()> {
-    use engine::provider::{cache::SchemaCache, plugin::LaunchOptions, schemas_json};
+    use engine::provider::schema::TerraformSchemas;
+    use engine::provider::{cache::SchemaCache, plugin::LaunchOptions, required_schemas};
+    use std::io::Write;
     let root = std::env::current_dir()?;
     let cache = SchemaCache::from_env();
     // Current-thread: plugins must be launched from a thread that outlives
@@ -68,12 +70,16 @@ fn providers_schema() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let json = runtime.block_on(schemas_json(
+    let schemas = runtime.block_on(required_schemas(
         &root,
         cache.as_ref(),
         &LaunchOptions::from_env(),
     ))?;
-    println!("{}", serde_json::to_string(&json)?);
+    let document = TerraformSchemas::new(schemas.iter().map(|(a, s)| (a.clone(), s)));
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer(&mut out, &document)?;
+    writeln!(out)?;
+    out.flush()?;
     Ok(())
 }
 

@@ -181,13 +181,13 @@ pub enum SchemasError {
     Provider(#[from] ProviderError),
 }
 
-/// Terraform's `providers schema -json` document for every provider the
-/// root's `required_providers` names.
-pub async fn schemas_json(
+/// The schema of every provider the root's `required_providers` names,
+/// keyed by full source address; render with [`schema::TerraformSchemas`].
+pub async fn required_schemas(
     root: &Path,
     cache: Option<&SchemaCache>,
     options: &LaunchOptions,
-) -> Result<serde_json::Value, SchemasError> {
+) -> Result<Vec<(String, ProviderSchema)>, SchemasError> {
     let places = discovery::Places::for_root(root)?;
     let mut loaded = Vec::new();
     for requirement in requirements::required_providers(root)? {
@@ -201,9 +201,5 @@ pub async fn schemas_json(
         let schema = load_schema(&found.executable, cache, options).await?;
         loaded.push((found.source.to_string(), schema));
     }
-    Ok(schema::terraform_json(
-        loaded
-            .iter()
-            .map(|(address, schema)| (address.clone(), schema)),
-    ))
+    Ok(loaded)
 }

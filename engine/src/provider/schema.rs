@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value as Json};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::types::Type;
 use super::value::Value;
@@ -234,160 +234,211 @@ fn has_dynamic(ty: &Type) -> bool {
     }
 }
 
-impl ProviderSchema {
-    /// This provider's entry in terraform's `providers schema -json`
-    /// output, as terraform 1.11 writes it: empty collections and false or
-    /// empty fields are left out, as Go's `omitempty` leaves them out.
-    pub fn to_terraform_json(&self) -> Json {
-        let mut out = Map::new();
-        out.insert("provider".into(), schema_json(&self.provider));
+/// Terraform's `providers schema -json` document for the given providers
+/// (keyed by full source address), as terraform 1.11 writes it: empty
+/// collections and false or empty fields are left out, as Go's `omitempty`
+/// leaves them out. It serializes straight from the model, without an
+/// intermediate JSON tree (the aws provider's document is 13 MB).
+pub struct TerraformSchemas<'a> {
+    providers: Vec<(String, &'a ProviderSchema)>,
+}
+
+impl<'a> TerraformSchemas<'a> {
+    pub fn new(providers: impl IntoIterator<Item = (String, &'a ProviderSchema)>) -> Self {
+        TerraformSchemas {
+            providers: providers.into_iter().collect(),
+        }
+    }
+}
+
+impl Serialize for TerraformSchemas<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("format_version", "1.0")?;
+        if !self.providers.is_empty() {
+            map.serialize_entry(
+                "provider_schemas",
+                &Entries(self.providers.iter().map(|(a, p)| (a, ProviderJson(p)))),
+            )?;
+        }
+        map.end()
+    }
+}
+
+/// Serializes an iterator of pairs as a JSON object.
+struct Entries<I>(I);
+
+impl<K: Serialize, V: Serialize, I: Iterator<Item = (K, V)> + Clone> Serialize for Entries<I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.clone())
+    }
+}
+
+struct ProviderJson<'a>(&'a ProviderSchema);
+
+impl Serialize for ProviderJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("provider", &SchemaJson(&p.provider))?;
         for (key, schemas) in [
-            ("resource_schemas", &self.resources),
-            ("data_source_schemas", &self.data_sources),
-            ("ephemeral_resource_schemas", &self.ephemeral_resources),
+            ("resource_schemas", &p.resources),
+            ("data_source_schemas", &p.data_sources),
+            ("ephemeral_resource_schemas", &p.ephemeral_resources),
         ] {
             if !schemas.is_empty() {
-                let map = schemas
-                    .iter()
-                    .map(|(name, s)| (name.clone(), schema_json(s)))
-                    .collect();
-                out.insert(key.into(), Json::Object(map));
+                map.serialize_entry(
+                    key,
+                    &Entries(schemas.iter().map(|(n, s)| (n, SchemaJson(s)))),
+                )?;
             }
         }
-        if !self.functions.is_empty() {
-            let map = self
-                .functions
-                .iter()
-                .map(|(name, f)| (name.clone(), function_json(f)))
-                .collect();
-            out.insert("functions".into(), Json::Object(map));
+        if !p.functions.is_empty() {
+            map.serialize_entry(
+                "functions",
+                &Entries(p.functions.iter().map(|(n, f)| (n, FunctionJson(f)))),
+            )?;
         }
-        Json::Object(out)
+        map.end()
     }
 }
 
-/// Terraform's whole `providers schema -json` document for the given
-/// providers, keyed by their full source address.
-pub fn terraform_json<'a>(
-    providers: impl IntoIterator<Item = (String, &'a ProviderSchema)>,
-) -> Json {
-    let schemas: Map<String, Json> = providers
-        .into_iter()
-        .map(|(address, schema)| (address, schema.to_terraform_json()))
-        .collect();
-    let mut out = Map::new();
-    out.insert("format_version".into(), json!("1.0"));
-    if !schemas.is_empty() {
-        out.insert("provider_schemas".into(), Json::Object(schemas));
-    }
-    Json::Object(out)
-}
+struct SchemaJson<'a>(&'a Schema);
 
-fn schema_json(schema: &Schema) -> Json {
-    json!({ "version": schema.version, "block": block_json(&schema.block) })
-}
-
-fn block_json(block: &Block) -> Json {
-    let mut out = Map::new();
-    if !block.attributes.is_empty() {
-        let attrs = block
-            .attributes
-            .iter()
-            .map(|(name, a)| (name.clone(), attribute_json(a)))
-            .collect();
-        out.insert("attributes".into(), Json::Object(attrs));
-    }
-    if !block.block_types.is_empty() {
-        let types = block
-            .block_types
-            .iter()
-            .map(|(name, nb)| (name.clone(), nested_block_json(nb)))
-            .collect();
-        out.insert("block_types".into(), Json::Object(types));
-    }
-    put_str(&mut out, "description", &block.description);
-    out.insert(
-        "description_kind".into(),
-        block.description_kind.as_str().into(),
-    );
-    put_true(&mut out, "deprecated", block.deprecated);
-    Json::Object(out)
-}
-
-fn nested_block_json(nested: &NestedBlock) -> Json {
-    let mut out = Map::new();
-    out.insert("nesting_mode".into(), nested.nesting.as_str().into());
-    out.insert("block".into(), block_json(&nested.block));
-    if nested.min_items > 0 {
-        out.insert("min_items".into(), nested.min_items.into());
-    }
-    if nested.max_items > 0 {
-        out.insert("max_items".into(), nested.max_items.into());
-    }
-    Json::Object(out)
-}
-
-fn attribute_json(attr: &Attribute) -> Json {
-    let mut out = Map::new();
-    out.insert("type".into(), attr.ty.to_json());
-    put_str(&mut out, "description", &attr.description);
-    out.insert(
-        "description_kind".into(),
-        attr.description_kind.as_str().into(),
-    );
-    put_true(&mut out, "deprecated", attr.deprecated);
-    put_true(&mut out, "required", attr.required);
-    put_true(&mut out, "optional", attr.optional);
-    put_true(&mut out, "computed", attr.computed);
-    put_true(&mut out, "sensitive", attr.sensitive);
-    put_true(&mut out, "write_only", attr.write_only);
-    Json::Object(out)
-}
-
-fn function_json(function: &Function) -> Json {
-    let mut out = Map::new();
-    put_str(&mut out, "description", &function.description);
-    put_str(&mut out, "summary", &function.summary);
-    put_str(
-        &mut out,
-        "deprecation_message",
-        &function.deprecation_message,
-    );
-    out.insert("return_type".into(), function.return_type.to_json());
-    if !function.parameters.is_empty() {
-        let params = function.parameters.iter().map(parameter_json).collect();
-        out.insert("parameters".into(), Json::Array(params));
-    }
-    if let Some(variadic) = &function.variadic_parameter {
-        out.insert("variadic_parameter".into(), parameter_json(variadic));
-    }
-    Json::Object(out)
-}
-
-fn parameter_json(param: &Parameter) -> Json {
-    let mut out = Map::new();
-    put_str(&mut out, "name", &param.name);
-    put_str(&mut out, "description", &param.description);
-    put_true(&mut out, "is_nullable", param.allow_null_value);
-    out.insert("type".into(), param.ty.to_json());
-    Json::Object(out)
-}
-
-fn put_str(out: &mut Map<String, Json>, key: &str, value: &str) {
-    if !value.is_empty() {
-        out.insert(key.into(), value.into());
+impl Serialize for SchemaJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("version", &self.0.version)?;
+        map.serialize_entry("block", &BlockJson(&self.0.block))?;
+        map.end()
     }
 }
 
-fn put_true(out: &mut Map<String, Json>, key: &str, value: bool) {
-    if value {
-        out.insert(key.into(), true.into());
+struct BlockJson<'a>(&'a Block);
+
+impl Serialize for BlockJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let b = self.0;
+        let mut map = s.serialize_map(None)?;
+        if !b.attributes.is_empty() {
+            map.serialize_entry(
+                "attributes",
+                &Entries(b.attributes.iter().map(|(n, a)| (n, AttributeJson(a)))),
+            )?;
+        }
+        if !b.block_types.is_empty() {
+            map.serialize_entry(
+                "block_types",
+                &Entries(b.block_types.iter().map(|(n, nb)| (n, NestedBlockJson(nb)))),
+            )?;
+        }
+        if !b.description.is_empty() {
+            map.serialize_entry("description", &b.description)?;
+        }
+        map.serialize_entry("description_kind", b.description_kind.as_str())?;
+        if b.deprecated {
+            map.serialize_entry("deprecated", &true)?;
+        }
+        map.end()
+    }
+}
+
+struct NestedBlockJson<'a>(&'a NestedBlock);
+
+impl Serialize for NestedBlockJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let nb = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("nesting_mode", nb.nesting.as_str())?;
+        map.serialize_entry("block", &BlockJson(&nb.block))?;
+        if nb.min_items > 0 {
+            map.serialize_entry("min_items", &nb.min_items)?;
+        }
+        if nb.max_items > 0 {
+            map.serialize_entry("max_items", &nb.max_items)?;
+        }
+        map.end()
+    }
+}
+
+struct AttributeJson<'a>(&'a Attribute);
+
+impl Serialize for AttributeJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("type", &a.ty)?;
+        if !a.description.is_empty() {
+            map.serialize_entry("description", &a.description)?;
+        }
+        map.serialize_entry("description_kind", a.description_kind.as_str())?;
+        for (key, set) in [
+            ("deprecated", a.deprecated),
+            ("required", a.required),
+            ("optional", a.optional),
+            ("computed", a.computed),
+            ("sensitive", a.sensitive),
+            ("write_only", a.write_only),
+        ] {
+            if set {
+                map.serialize_entry(key, &true)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct FunctionJson<'a>(&'a Function);
+
+impl Serialize for FunctionJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut map = s.serialize_map(None)?;
+        for (key, text) in [
+            ("description", &f.description),
+            ("summary", &f.summary),
+            ("deprecation_message", &f.deprecation_message),
+        ] {
+            if !text.is_empty() {
+                map.serialize_entry(key, text)?;
+            }
+        }
+        map.serialize_entry("return_type", &f.return_type)?;
+        if !f.parameters.is_empty() {
+            let params: Vec<_> = f.parameters.iter().map(ParameterJson).collect();
+            map.serialize_entry("parameters", &params)?;
+        }
+        if let Some(variadic) = &f.variadic_parameter {
+            map.serialize_entry("variadic_parameter", &ParameterJson(variadic))?;
+        }
+        map.end()
+    }
+}
+
+struct ParameterJson<'a>(&'a Parameter);
+
+impl Serialize for ParameterJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        let mut map = s.serialize_map(None)?;
+        if !p.name.is_empty() {
+            map.serialize_entry("name", &p.name)?;
+        }
+        if !p.description.is_empty() {
+            map.serialize_entry("description", &p.description)?;
+        }
+        if p.allow_null_value {
+            map.serialize_entry("is_nullable", &true)?;
+        }
+        map.serialize_entry("type", &p.ty)?;
+        map.end()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn attr(ty: Type) -> Attribute {
         Attribute {
@@ -430,7 +481,11 @@ mod tests {
             provider_meta: None,
             capabilities: Capabilities::default(),
         };
-        let got = terraform_json([("registry.terraform.io/x/x".to_string(), &schema)]);
+        let got = serde_json::to_value(TerraformSchemas::new([(
+            "registry.terraform.io/x/x".to_string(),
+            &schema,
+        )]))
+        .unwrap();
         let want = json!({
             "format_version": "1.0",
             "provider_schemas": {
@@ -471,7 +526,7 @@ mod tests {
             deprecation_message: String::new(),
         };
         assert_eq!(
-            function_json(&f),
+            serde_json::to_value(FunctionJson(&f)).unwrap(),
             json!({"summary": "s", "return_type": "bool",
                    "parameters": [{"name": "arn", "description": "An ARN", "type": "string"}]})
         );

@@ -145,9 +145,39 @@ impl fmt::Display for Type {
     }
 }
 
+/// Serializes as the JSON notation, directly (as [`Type::to_json`] would
+/// build it).
 impl serde::Serialize for Type {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let (kind, len) = match self {
+            Type::String => return s.serialize_str("string"),
+            Type::Number => return s.serialize_str("number"),
+            Type::Bool => return s.serialize_str("bool"),
+            Type::Dynamic => return s.serialize_str("dynamic"),
+            Type::List(_) => ("list", 2),
+            Type::Set(_) => ("set", 2),
+            Type::Map(_) => ("map", 2),
+            Type::Tuple(_) => ("tuple", 2),
+            Type::Object { optional, .. } => ("object", if optional.is_empty() { 2 } else { 3 }),
+        };
+        let mut seq = s.serialize_seq(Some(len))?;
+        seq.serialize_element(kind)?;
+        match self {
+            Type::List(t) | Type::Set(t) | Type::Map(t) => seq.serialize_element(t.as_ref())?,
+            Type::Tuple(ts) => seq.serialize_element(ts)?,
+            Type::Object {
+                attributes,
+                optional,
+            } => {
+                seq.serialize_element(attributes)?;
+                if !optional.is_empty() {
+                    seq.serialize_element(optional)?;
+                }
+            }
+            _ => {}
+        }
+        seq.end()
     }
 }
 
@@ -181,6 +211,7 @@ mod tests {
         for case in cases {
             let ty = Type::from_json(&case).unwrap();
             assert_eq!(ty.to_json(), case, "{case}");
+            assert_eq!(serde_json::to_value(&ty).unwrap(), case);
             let bytes = serde_json::to_vec(&ty).unwrap();
             assert_eq!(Type::from_json_bytes(&bytes).unwrap(), ty);
         }
