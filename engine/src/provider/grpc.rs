@@ -2,7 +2,7 @@
 //!
 //! Generated messages stay in the private `pb` module; every request is
 //! built and every response converted here, into the types of
-//! [`super::schema`] and [`super::diagnostic`]. Protocol 6 plugins are
+//! [`super::schema`], [`super::value`] and [`super::diagnostic`]. Protocol 6 plugins are
 //! recognised by the handshake but not driven yet.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,10 @@ use super::schema::{
 };
 use super::types::Type;
 use super::value::{self, Value};
-use super::{ImportedResource, Provider, ProviderError, ResourceState, TERRAFORM_COMPAT_VERSION};
+use super::{
+    ImportedResource, PlannedChange, Provider, ProviderError, ResourceState,
+    TERRAFORM_COMPAT_VERSION,
+};
 
 // The protocol wraps each call's Request and Response in a message used
 // only as a namespace (such as `GetProviderSchema`), never built itself.
@@ -92,6 +95,35 @@ impl GrpcProvider {
                     name: type_name.into(),
                 })?;
         Ok(resource.block.implied_type())
+    }
+
+    /// The implied type of a data source's configuration and result.
+    async fn data_source_type(
+        &mut self,
+        method: &'static str,
+        type_name: &str,
+    ) -> Result<Type, ProviderError> {
+        let schema = self.known_schema().await?;
+        let data_source =
+            schema
+                .data_sources
+                .get(type_name)
+                .ok_or_else(|| ProviderError::NoSuchType {
+                    binary: self.plugin.binary().into(),
+                    method,
+                    what: "data source",
+                    name: type_name.into(),
+                })?;
+        Ok(data_source.block.implied_type())
+    }
+
+    /// A handle that cancels this provider's calls in flight (the Stop
+    /// RPC) from another task; the provider keeps running.
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle {
+            client: self.client.clone(),
+            binary: self.plugin.binary().into(),
+        }
     }
 
     fn encode(
@@ -250,6 +282,153 @@ impl Provider for GrpcProvider {
         Ok(imported)
     }
 
+    async fn prepare_provider_config(&mut self, config: &Value) -> Result<Value, ProviderError> {
+        const METHOD: &str = "PrepareProviderConfig";
+        let ty = self.known_schema().await?.provider.block.implied_type();
+        let request = pb::prepare_provider_config::Request {
+            config: Some(self.encode(METHOD, config, &ty)?),
+        };
+        let response = self
+            .client
+            .prepare_provider_config(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)?;
+        self.decode(METHOD, response.prepared_config, &ty)
+    }
+
+    async fn validate_resource_config(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<(), ProviderError> {
+        const METHOD: &str = "ValidateResourceTypeConfig";
+        let ty = self.resource_type(METHOD, type_name).await?;
+        let request = pb::validate_resource_type_config::Request {
+            type_name: type_name.into(),
+            config: Some(self.encode(METHOD, config, &ty)?),
+        };
+        let response = self
+            .client
+            .validate_resource_type_config(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)
+    }
+
+    async fn validate_data_source_config(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<(), ProviderError> {
+        const METHOD: &str = "ValidateDataSourceConfig";
+        let ty = self.data_source_type(METHOD, type_name).await?;
+        let request = pb::validate_data_source_config::Request {
+            type_name: type_name.into(),
+            config: Some(self.encode(METHOD, config, &ty)?),
+        };
+        let response = self
+            .client
+            .validate_data_source_config(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)
+    }
+
+    async fn plan_resource_change(
+        &mut self,
+        type_name: &str,
+        prior: &ResourceState,
+        proposed_new: &Value,
+        config: &Value,
+    ) -> Result<PlannedChange, ProviderError> {
+        const METHOD: &str = "PlanResourceChange";
+        let ty = self.resource_type(METHOD, type_name).await?;
+        let request = pb::plan_resource_change::Request {
+            type_name: type_name.into(),
+            prior_state: Some(self.encode(METHOD, &prior.value, &ty)?),
+            proposed_new_state: Some(self.encode(METHOD, proposed_new, &ty)?),
+            config: Some(self.encode(METHOD, config, &ty)?),
+            prior_private: prior.private.clone(),
+            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+            client_capabilities: Some(pb::ClientCapabilities::default()),
+        };
+        let response = self
+            .client
+            .plan_resource_change(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)?;
+        Ok(PlannedChange {
+            planned_state: self.decode(METHOD, response.planned_state, &ty)?,
+            requires_replace: response
+                .requires_replace
+                .into_iter()
+                .map(attribute_path)
+                .collect(),
+            planned_private: response.planned_private,
+            legacy_type_system: response.legacy_type_system,
+        })
+    }
+
+    async fn apply_resource_change(
+        &mut self,
+        type_name: &str,
+        prior: &Value,
+        planned: &PlannedChange,
+        config: &Value,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        const METHOD: &str = "ApplyResourceChange";
+        let ty = self.resource_type(METHOD, type_name).await?;
+        let request = pb::apply_resource_change::Request {
+            type_name: type_name.into(),
+            prior_state: Some(self.encode(METHOD, prior, &ty)?),
+            planned_state: Some(self.encode(METHOD, &planned.planned_state, &ty)?),
+            config: Some(self.encode(METHOD, config, &ty)?),
+            planned_private: planned.planned_private.clone(),
+            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+        };
+        let response = self
+            .client
+            .apply_resource_change(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)?;
+        let value = self.decode(METHOD, response.new_state, &ty)?;
+        Ok((!value.is_null()).then_some(ResourceState {
+            value,
+            private: response.private,
+        }))
+    }
+
+    async fn read_data_source(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<Value, ProviderError> {
+        const METHOD: &str = "ReadDataSource";
+        let ty = self.data_source_type(METHOD, type_name).await?;
+        let request = pb::read_data_source::Request {
+            type_name: type_name.into(),
+            config: Some(self.encode(METHOD, config, &ty)?),
+            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+            client_capabilities: Some(pb::ClientCapabilities::default()),
+        };
+        let response = self
+            .client
+            .read_data_source(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)?;
+        self.decode(METHOD, response.state, &ty)
+    }
+
     async fn read_resource(
         &mut self,
         type_name: &str,
@@ -278,6 +457,39 @@ impl Provider for GrpcProvider {
             value,
             private: response.private,
         }))
+    }
+}
+
+/// Cancels a provider's calls in flight, from any task.
+#[derive(Clone)]
+pub struct StopHandle {
+    client: Client,
+    binary: std::path::PathBuf,
+}
+
+impl StopHandle {
+    /// Sends Stop; the calls in flight then return, usually with errors.
+    pub async fn stop(&self) -> Result<(), ProviderError> {
+        let response = self
+            .client
+            .clone()
+            .stop(pb::stop::Request {})
+            .await
+            .map_err(|status| ProviderError::Rpc {
+                binary: self.binary.clone(),
+                method: "Stop",
+                code: format!("{:?}", status.code()),
+                message: status.message().to_string(),
+            })?
+            .into_inner();
+        if response.error.is_empty() {
+            Ok(())
+        } else {
+            Err(ProviderError::Stop {
+                binary: self.binary.clone(),
+                message: response.error,
+            })
+        }
     }
 }
 

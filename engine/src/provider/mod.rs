@@ -8,7 +8,8 @@
 //! - [`grpc`] speaks protocol 5 and is the only module that sees wire
 //!   types; the rest of the engine uses the [`Provider`] trait and the
 //!   [`schema`], [`types`], [`value`] and [`diagnostic`] models;
-//! - [`cache`] keeps decoded schemas keyed by the binary's hash.
+//! - [`cache`] keeps decoded schemas keyed by the binary's hash;
+//! - [`proposed`] builds the proposed new object a plan starts from.
 //!
 //! Not here: evaluating configuration, and deciding what to change.
 
@@ -18,6 +19,7 @@ pub mod discovery;
 pub mod grpc;
 pub mod handshake;
 pub mod plugin;
+pub mod proposed;
 pub mod requirements;
 pub mod schema;
 mod tls;
@@ -28,7 +30,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use cache::SchemaCache;
-use diagnostic::Diagnostic;
+use diagnostic::{AttributePath, Diagnostic};
 use plugin::{LaunchError, LaunchOptions, Plugin};
 use schema::ProviderSchema;
 use value::Value;
@@ -50,6 +52,21 @@ pub struct ResourceState {
 pub struct ImportedResource {
     pub type_name: String,
     pub state: ResourceState,
+}
+
+/// A provider's plan for one resource instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// The planned object, with unknowns where apply will decide; null
+    /// for a destroy.
+    pub planned_state: Value,
+    /// Attributes whose change forces the object to be replaced.
+    pub requires_replace: Vec<AttributePath>,
+    /// Bytes to hand to ApplyResourceChange unchanged.
+    pub planned_private: Vec<u8>,
+    /// The provider is built on the legacy SDK, whose plans and results
+    /// terraform checks less strictly.
+    pub legacy_type_system: bool,
 }
 
 /// What the engine can ask of a provider. Warnings a call returns are
@@ -80,6 +97,55 @@ pub trait Provider {
         type_name: &str,
         current: &ResourceState,
     ) -> impl Future<Output = Result<Option<ResourceState>, ProviderError>> + Send;
+
+    /// Checks the provider configuration and returns it as the provider
+    /// prepared it (defaults filled in); Configure takes that value.
+    fn prepare_provider_config(
+        &mut self,
+        config: &Value,
+    ) -> impl Future<Output = Result<Value, ProviderError>> + Send;
+
+    /// Checks a resource's configuration.
+    fn validate_resource_config(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> impl Future<Output = Result<(), ProviderError>> + Send;
+
+    /// Checks a data source's configuration.
+    fn validate_data_source_config(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> impl Future<Output = Result<(), ProviderError>> + Send;
+
+    /// Plans a change from `prior` (null value for a create) to the
+    /// proposed new object (see [`proposed::proposed_new`]; null with a null
+    /// `config` for a destroy).
+    fn plan_resource_change(
+        &mut self,
+        type_name: &str,
+        prior: &ResourceState,
+        proposed_new: &Value,
+        config: &Value,
+    ) -> impl Future<Output = Result<PlannedChange, ProviderError>> + Send;
+
+    /// Carries out a planned change; returns the new state, or `None` once
+    /// the object is destroyed.
+    fn apply_resource_change(
+        &mut self,
+        type_name: &str,
+        prior: &Value,
+        planned: &PlannedChange,
+        config: &Value,
+    ) -> impl Future<Output = Result<Option<ResourceState>, ProviderError>> + Send;
+
+    /// Reads a data source.
+    fn read_data_source(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> impl Future<Output = Result<Value, ProviderError>> + Send;
 }
 
 /// Why a provider call failed. Every variant names the binary.
@@ -97,6 +163,8 @@ pub enum ProviderError {
         code: String,
         message: String,
     },
+    #[error("provider {}: Stop failed: {message}", binary.display())]
+    Stop { binary: PathBuf, message: String },
     #[error("provider {}: {method} returned errors:\n{}", binary.display(), lines(diagnostics))]
     Diagnostics {
         binary: PathBuf,

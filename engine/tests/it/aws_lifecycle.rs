@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use engine::provider::grpc::GrpcProvider;
 use engine::provider::plugin::{LaunchOptions, Plugin};
+use engine::provider::proposed::proposed_new;
 use engine::provider::schema::ProviderSchema;
 use engine::provider::value::Value;
-use engine::provider::Provider;
+use engine::provider::{Provider, ResourceState};
 
 use crate::support::{aws_binary, Moto};
 
@@ -124,5 +125,151 @@ async fn import_and_read_an_sqs_queue_made_by_the_aws_cli() {
         "{err}"
     );
 
+    provider.into_plugin().shutdown().await;
+}
+
+/// A configured provider against `moto`, through PrepareProviderConfig
+/// and Configure as terraform calls them.
+async fn configured_provider(moto: &Moto) -> (GrpcProvider, ProviderSchema) {
+    let plugin = Plugin::launch(&aws_binary(), &LaunchOptions::default())
+        .await
+        .unwrap();
+    let mut provider = GrpcProvider::new(plugin).unwrap();
+    let schema = provider.schema().await.unwrap();
+    let prepared = provider
+        .prepare_provider_config(&moto_config(&schema, &moto.endpoint))
+        .await
+        .unwrap();
+    provider.configure(&prepared).await.unwrap();
+    (provider, schema)
+}
+
+fn bucket_tags(moto: &Moto, bucket: &str) -> serde_json::Value {
+    moto.aws(&["s3api", "get-bucket-tagging", "--bucket", bucket])["TagSet"].clone()
+}
+
+fn bucket_names(moto: &Moto) -> Vec<String> {
+    moto.aws(&["s3api", "list-buckets"])["Buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["Name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Plans and applies one change as terraform does: validate, propose,
+/// plan, apply. A null `config` destroys.
+async fn plan_and_apply(
+    provider: &mut GrpcProvider,
+    schema: &ProviderSchema,
+    prior: &ResourceState,
+    config: &Value,
+) -> Option<ResourceState> {
+    let block = &schema.resources["aws_s3_bucket"].block;
+    let proposed = if config.is_null() {
+        Value::Null
+    } else {
+        provider
+            .validate_resource_config("aws_s3_bucket", config)
+            .await
+            .unwrap();
+        proposed_new(block, &prior.value, config)
+    };
+    let planned = provider
+        .plan_resource_change("aws_s3_bucket", prior, &proposed, config)
+        .await
+        .unwrap();
+    if prior.value.is_null() {
+        // What only apply can know is unknown in a create's plan.
+        assert_eq!(planned.planned_state.get("arn"), Some(&Value::Unknown));
+    }
+    provider
+        .apply_resource_change("aws_s3_bucket", &prior.value, &planned, config)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn s3_bucket_import_read_create_update_and_delete() {
+    let moto = Moto::start();
+    let (mut provider, schema) = configured_provider(&moto).await;
+
+    // Import and read a bucket the AWS CLI made.
+    moto.aws(&["s3api", "create-bucket", "--bucket", "cli-made"]);
+    let imported = provider
+        .import_resource_state("aws_s3_bucket", "cli-made")
+        .await
+        .unwrap();
+    assert_eq!(imported.len(), 1);
+    let read = provider
+        .read_resource("aws_s3_bucket", &imported[0].state)
+        .await
+        .unwrap()
+        .expect("the bucket exists");
+    assert_eq!(read.value.get("bucket"), Some(&Value::from("cli-made")));
+    assert_eq!(
+        read.value.get("arn"),
+        Some(&Value::from("arn:aws:s3:::cli-made"))
+    );
+
+    // A data source, on the same configured provider.
+    let caller = provider
+        .read_data_source(
+            "aws_caller_identity",
+            &schema.data_sources["aws_caller_identity"]
+                .block
+                .value_with(BTreeMap::new()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(caller.get("account_id"), Some(&Value::from("123456789012")));
+
+    // Create.
+    let block = &schema.resources["aws_s3_bucket"].block;
+    let config = |env: &str| {
+        block.value_with(obj([
+            ("bucket", "engine-made".into()),
+            ("tags", Value::Map(obj([("env", env.into())]))),
+        ]))
+    };
+    let nothing = ResourceState {
+        value: Value::Null,
+        private: Vec::new(),
+    };
+    let created = plan_and_apply(&mut provider, &schema, &nothing, &config("dev"))
+        .await
+        .expect("created");
+    assert_eq!(created.value.get("id"), Some(&Value::from("engine-made")));
+    assert!(bucket_names(&moto).contains(&"engine-made".to_string()));
+    assert_eq!(
+        bucket_tags(&moto, "engine-made"),
+        serde_json::json!([{"Key": "env", "Value": "dev"}])
+    );
+
+    // Update a tag, from a fresh read as a plan would start.
+    let current = provider
+        .read_resource("aws_s3_bucket", &created)
+        .await
+        .unwrap()
+        .expect("still there");
+    let updated = plan_and_apply(&mut provider, &schema, &current, &config("prod"))
+        .await
+        .expect("updated");
+    assert_eq!(
+        updated.value.get("tags_all"),
+        Some(&Value::Map(obj([("env", "prod".into())])))
+    );
+    assert_eq!(
+        bucket_tags(&moto, "engine-made"),
+        serde_json::json!([{"Key": "env", "Value": "prod"}])
+    );
+
+    // Delete.
+    let gone = plan_and_apply(&mut provider, &schema, &updated, &Value::Null).await;
+    assert_eq!(gone, None);
+    assert!(!bucket_names(&moto).contains(&"engine-made".to_string()));
+
+    // Stop cancels what is in flight (here nothing) and is answered.
+    provider.stop_handle().stop().await.unwrap();
     provider.into_plugin().shutdown().await;
 }
