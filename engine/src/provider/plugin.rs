@@ -11,7 +11,9 @@
 //! Nothing is left behind:
 //! - The socket lives in a private directory (`PLUGIN_UNIX_SOCKET_DIR`),
 //!   removed as soon as the channel is connected; the connection stays open
-//!   and the plugin never needs the path again.
+//!   and the plugin never needs the path again. An engine killed before it
+//!   connected leaves its directory; the next launch removes it, knowing it
+//!   by the dead engine's pid in its name.
 //! - The child runs in its own process group, with a parent-death signal
 //!   (SIGKILL) armed before exec, so it dies with the engine even if the
 //!   engine is killed outright. Linux delivers that signal when the *thread*
@@ -57,6 +59,9 @@ const MAGIC_COOKIE_VALUE: &str = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a2
 /// How long a plugin gets to exit after the controller's Shutdown before
 /// it is killed; go-plugin's host waits two seconds too.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Socket directories are named `choudoufu-plugin-<engine pid>-<random>`.
+const SOCKET_DIR_PREFIX: &str = "choudoufu-plugin-";
 
 /// How many of the plugin's last stderr lines an error quotes.
 const STDERR_TAIL: usize = 20;
@@ -158,8 +163,9 @@ impl Plugin {
     pub async fn launch(binary: &Path, options: &LaunchOptions) -> Result<Plugin, LaunchError> {
         let started = Instant::now();
         check_executable(binary)?;
+        sweep_stale_socket_dirs(&std::env::temp_dir());
         let socket_dir = tempfile::Builder::new()
-            .prefix("choudoufu-plugin-")
+            .prefix(&format!("{SOCKET_DIR_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(|source| LaunchError::SocketDir {
                 binary: binary.into(),
@@ -533,6 +539,37 @@ pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// Removes socket directories left by engines that died between starting
+/// a plugin and connecting to it (the only window in which one can be
+/// left), recognised by the pid in their name no longer running.
+fn sweep_stale_socket_dirs(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SOCKET_DIR_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let dead = matches!(
+            nix::sys::signal::kill(Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        );
+        if dead {
+            tracing::debug!(
+                "removing stale plugin socket directory {}",
+                entry.path().display()
+            );
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Arms SIGKILL as the child's parent-death signal, so the plugin cannot
 /// outlive the engine, and refuses to exec if the engine already died
 /// between fork and the prctl.
@@ -550,5 +587,30 @@ fn die_with_parent(command: &mut Command) {
             }
             Ok(())
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_only_directories_of_dead_engines() {
+        let parent = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = parent.path().join(format!("{SOCKET_DIR_PREFIX}{dead}-abc"));
+        let live = parent
+            .path()
+            .join(format!("{SOCKET_DIR_PREFIX}{}-def", std::process::id()));
+        let other = parent.path().join("unrelated-123");
+        for dir in [&stale, &live, &other] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        std::fs::write(stale.join("plugin123"), "").unwrap();
+        sweep_stale_socket_dirs(parent.path());
+        assert!(!stale.exists());
+        assert!(live.exists() && other.exists());
     }
 }

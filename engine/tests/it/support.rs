@@ -5,19 +5,34 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The filesystem mirror holding the aws provider
-/// (`CHOUDOUFU_TEST_PLUGIN_MIRROR`, default `/opt/tf-plugins`).
+/// The filesystem mirror holding the aws provider at its pin:
+/// `CHOUDOUFU_TEST_PLUGIN_MIRROR`, else the first of the pinned
+/// `provider_mirrors` in `live/aws-lane.toml` that holds it.
 pub fn plugin_mirror() -> PathBuf {
-    let dir = std::env::var_os("CHOUDOUFU_TEST_PLUGIN_MIRROR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/tf-plugins"));
-    assert!(
-        dir.join("registry.terraform.io/hashicorp/aws/5.100.0")
-            .is_dir(),
-        "the aws provider 5.100.0 is not in the mirror {}; set CHOUDOUFU_TEST_PLUGIN_MIRROR",
-        dir.display()
+    let pins_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../live/aws-lane.toml");
+    let pins: toml::Table = toml::from_str(&fs::read_to_string(&pins_path).unwrap()).unwrap();
+    let oracle = &pins["oracle"];
+    let version = oracle["aws_provider"].as_str().unwrap();
+    assert_eq!(
+        version, "5.100.0",
+        "the tests expect the aws provider 5.100.0"
     );
-    dir
+    let candidates: Vec<PathBuf> = match std::env::var_os("CHOUDOUFU_TEST_PLUGIN_MIRROR") {
+        Some(dir) => vec![dir.into()],
+        None => oracle["provider_mirrors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| PathBuf::from(m.as_str().unwrap()))
+            .collect(),
+    };
+    candidates
+        .iter()
+        .find(|dir| dir.join("registry.terraform.io/hashicorp/aws").join(version).is_dir())
+        .unwrap_or_else(|| {
+            panic!("the aws provider {version} is in none of {candidates:?}; set CHOUDOUFU_TEST_PLUGIN_MIRROR")
+        })
+        .clone()
 }
 
 /// Stock terraform (`TERRAFORM`, default `terraform` on PATH).
