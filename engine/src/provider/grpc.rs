@@ -282,6 +282,31 @@ impl Provider for GrpcProvider {
         Ok(imported)
     }
 
+    async fn upgrade_resource_state(
+        &mut self,
+        type_name: &str,
+        version: i64,
+        raw_json: &[u8],
+    ) -> Result<Value, ProviderError> {
+        const METHOD: &str = "UpgradeResourceState";
+        let ty = self.resource_type(METHOD, type_name).await?;
+        let request = pb::upgrade_resource_state::Request {
+            type_name: type_name.into(),
+            version,
+            raw_state: Some(pb::RawState {
+                json: raw_json.to_vec(),
+            }),
+        };
+        let response = self
+            .client
+            .upgrade_resource_state(request)
+            .await
+            .map_err(|status| self.rpc_error(METHOD, status))?
+            .into_inner();
+        self.check(METHOD, response.diagnostics)?;
+        self.decode(METHOD, response.upgraded_state, &ty)
+    }
+
     async fn prepare_provider_config(&mut self, config: &Value) -> Result<Value, ProviderError> {
         const METHOD: &str = "PrepareProviderConfig";
         let ty = self.known_schema().await?.provider.block.implied_type();

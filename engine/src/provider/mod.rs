@@ -98,6 +98,17 @@ pub trait Provider {
         current: &ResourceState,
     ) -> impl Future<Output = Result<Option<ResourceState>, ProviderError>> + Send;
 
+    /// Turns stored state (terraform's JSON form, written with schema
+    /// `version` of the type) into a value of the current schema. Works
+    /// before Configure; terraform calls it for every stored object in
+    /// every run, even when the version is current.
+    fn upgrade_resource_state(
+        &mut self,
+        type_name: &str,
+        version: i64,
+        raw_json: &[u8],
+    ) -> impl Future<Output = Result<Value, ProviderError>> + Send;
+
     /// Checks the provider configuration and returns it as the provider
     /// prepared it (defaults filled in); Configure takes that value.
     fn prepare_provider_config(

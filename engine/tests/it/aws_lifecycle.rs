@@ -212,6 +212,30 @@ async fn s3_bucket_import_read_create_update_and_delete() {
         Some(&Value::from("arn:aws:s3:::cli-made"))
     );
 
+    // State stored as JSON (here only what terraform would need to find
+    // the bucket) upgrades to the current schema and reads the same.
+    let upgraded = provider
+        .upgrade_resource_state(
+            "aws_s3_bucket",
+            schema.resources["aws_s3_bucket"].version,
+            br#"{"id":"cli-made","bucket":"cli-made"}"#,
+        )
+        .await
+        .unwrap();
+    assert_eq!(upgraded.get("arn"), Some(&Value::Null));
+    let reread = provider
+        .read_resource(
+            "aws_s3_bucket",
+            &ResourceState {
+                value: upgraded,
+                private: Vec::new(),
+            },
+        )
+        .await
+        .unwrap()
+        .expect("the bucket exists");
+    assert_eq!(reread.value, read.value);
+
     // A data source, on the same configured provider.
     let caller = provider
         .read_data_source(
