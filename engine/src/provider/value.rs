@@ -1,4 +1,5 @@
-//! Values as they cross the plugin boundary, and their msgpack encoding.
+//! Values as they cross the plugin boundary: conversion to the schema's
+//! types, and the msgpack encoding.
 //!
 //! A [`Value`] is shaped like cty's values: null, unknown, the primitives,
 //! and the collection and structural kinds. Values do not carry their own
@@ -257,53 +258,156 @@ impl Number {
         })
     }
 
-    fn from_f64(f: f64) -> Result<Number, CodecError> {
+    fn from_f64(f: f64) -> Result<Number, ValueError> {
         if !f.is_finite() {
-            return Err(CodecError::new("infinite numbers are not supported"));
+            return Err(ValueError::new("infinite numbers are not supported"));
         }
         // Rust writes the shortest text that reads back as the same float.
         format!("{f}")
             .parse()
-            .map_err(|e: NumberError| CodecError::new(e.to_string()))
+            .map_err(|e: NumberError| ValueError::new(e.to_string()))
     }
 }
 
-/// Why a value could not be encoded or decoded.
+/// Converts a value to type `ty` as terraform converts a configuration
+/// value to an attribute's type (cty's conversions): a string from a
+/// number or bool, a number or bool from their string forms, lists, sets
+/// and tuples into each other (sets dropping duplicates), maps and objects
+/// into each other, with an object's missing optional attributes null.
+/// Null and unknown values convert to anything.
+pub fn convert(value: &Value, ty: &Type) -> Result<Value, ValueError> {
+    let required = |what: &str| ValueError::new(format!("{what} required, got {}", kind(value)));
+    let each = |items: &[Value], t: &Type| -> Result<Vec<Value>, ValueError> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| convert(v, t).map_err(|e| e.at(&format!("[{i}]"))))
+            .collect()
+    };
+    Ok(match (value, ty) {
+        (Value::Null, _) | (Value::Unknown, _) | (_, Type::Dynamic) => value.clone(),
+        (Value::String(_), Type::String) => value.clone(),
+        (Value::Number(n), Type::String) => Value::String(n.to_string()),
+        (Value::Bool(b), Type::String) => Value::String(b.to_string()),
+        (_, Type::String) => return Err(required("string")),
+        (Value::Number(_), Type::Number) => value.clone(),
+        (Value::String(s), Type::Number) => Value::Number(
+            s.parse()
+                .map_err(|_| ValueError::new(format!("a number is required, got {s:?}")))?,
+        ),
+        (_, Type::Number) => return Err(required("number")),
+        (Value::Bool(_), Type::Bool) => value.clone(),
+        (Value::String(s), Type::Bool) => match s.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(ValueError::new(format!("a bool is required, got {s:?}"))),
+        },
+        (_, Type::Bool) => return Err(required("bool")),
+        (Value::List(items) | Value::Set(items) | Value::Tuple(items), Type::List(t)) => {
+            Value::List(each(items, t)?)
+        }
+        (Value::List(items) | Value::Set(items) | Value::Tuple(items), Type::Set(t)) => {
+            let mut unique: Vec<Value> = Vec::new();
+            for v in each(items, t)? {
+                if !unique.contains(&v) {
+                    unique.push(v);
+                }
+            }
+            Value::Set(unique)
+        }
+        (_, Type::List(_)) => return Err(required("list")),
+        (_, Type::Set(_)) => return Err(required("set")),
+        (Value::List(items) | Value::Tuple(items), Type::Tuple(types)) => {
+            if items.len() != types.len() {
+                return Err(ValueError::new(format!(
+                    "a tuple of {} elements is required ({} given)",
+                    types.len(),
+                    items.len()
+                )));
+            }
+            Value::Tuple(
+                items
+                    .iter()
+                    .zip(types)
+                    .enumerate()
+                    .map(|(i, (v, t))| convert(v, t).map_err(|e| e.at(&format!("[{i}]"))))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        (_, Type::Tuple(_)) => return Err(required("tuple")),
+        (Value::Map(items) | Value::Object(items), Type::Map(t)) => Value::Map(
+            items
+                .iter()
+                .map(|(k, v)| {
+                    Ok((
+                        k.clone(),
+                        convert(v, t).map_err(|e| e.at(&format!("[{k:?}]")))?,
+                    ))
+                })
+                .collect::<Result<_, ValueError>>()?,
+        ),
+        (_, Type::Map(_)) => return Err(required("map")),
+        (
+            Value::Map(items) | Value::Object(items),
+            Type::Object {
+                attributes,
+                optional,
+            },
+        ) => {
+            if let Some(extra) = items.keys().find(|k| !attributes.contains_key(*k)) {
+                return Err(ValueError::new(format!("unsupported attribute {extra:?}")));
+            }
+            let mut out = BTreeMap::new();
+            for (name, t) in attributes {
+                let v = match items.get(name) {
+                    Some(v) => convert(v, t).map_err(|e| e.at(&format!(".{name}")))?,
+                    None if optional.contains(name) => Value::Null,
+                    None => return Err(ValueError::new(format!("attribute {name:?} is required"))),
+                };
+                out.insert(name.clone(), v);
+            }
+            Value::Object(out)
+        }
+        (_, Type::Object { .. }) => return Err(required("object")),
+    })
+}
+
+/// Why a value could not be converted, encoded or decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}{}", if path.is_empty() { String::new() } else { format!(" at {path}") })]
-pub struct CodecError {
+pub struct ValueError {
     message: String,
     path: String,
 }
 
-impl CodecError {
-    fn new(message: impl Into<String>) -> CodecError {
-        CodecError {
+impl ValueError {
+    fn new(message: impl Into<String>) -> ValueError {
+        ValueError {
             message: message.into(),
             path: String::new(),
         }
     }
 
-    fn at(mut self, step: &str) -> CodecError {
+    fn at(mut self, step: &str) -> ValueError {
         self.path = format!("{step}{}", self.path);
         self
     }
 }
 
 /// Encodes `value` as msgpack for a position of type `ty`.
-pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, CodecError> {
+pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, ValueError> {
     let mp = to_msgpack(value, ty)?;
     let mut out = Vec::new();
-    rmpv::encode::write_value(&mut out, &mp).map_err(|e| CodecError::new(e.to_string()))?;
+    rmpv::encode::write_value(&mut out, &mp).map_err(|e| ValueError::new(e.to_string()))?;
     Ok(out)
 }
 
 /// Decodes msgpack read from a position of type `ty`.
-pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, CodecError> {
+pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, ValueError> {
     let mut reader = bytes;
-    let mp = rmpv::decode::read_value(&mut reader).map_err(|e| CodecError::new(e.to_string()))?;
+    let mp = rmpv::decode::read_value(&mut reader).map_err(|e| ValueError::new(e.to_string()))?;
     if !reader.is_empty() {
-        return Err(CodecError::new("trailing bytes after the value"));
+        return Err(ValueError::new("trailing bytes after the value"));
     }
     from_msgpack(mp, ty)
 }
@@ -312,7 +416,7 @@ fn unknown() -> Mp {
     Mp::Ext(0, vec![0])
 }
 
-fn to_msgpack(value: &Value, ty: &Type) -> Result<Mp, CodecError> {
+fn to_msgpack(value: &Value, ty: &Type) -> Result<Mp, ValueError> {
     if *ty == Type::Dynamic {
         return match value {
             Value::Null => Ok(Mp::Nil),
@@ -327,7 +431,7 @@ fn to_msgpack(value: &Value, ty: &Type) -> Result<Mp, CodecError> {
             }
         };
     }
-    let mismatch = || CodecError::new(format!("a {} value cannot be a {ty}", kind(value)));
+    let mismatch = || ValueError::new(format!("a {} value cannot be a {ty}", kind(value)));
     match (value, ty) {
         (Value::Null, _) => Ok(Mp::Nil),
         (Value::Unknown, _) => Ok(unknown()),
@@ -342,7 +446,7 @@ fn to_msgpack(value: &Value, ty: &Type) -> Result<Mp, CodecError> {
             .map(Mp::Array),
         (Value::Tuple(items), Type::Tuple(types)) => {
             if items.len() != types.len() {
-                return Err(CodecError::new(format!(
+                return Err(ValueError::new(format!(
                     "a tuple of {} elements is required ({} given)",
                     types.len(),
                     items.len()
@@ -366,7 +470,7 @@ fn to_msgpack(value: &Value, ty: &Type) -> Result<Mp, CodecError> {
             .map(Mp::Map),
         (Value::Object(attrs), Type::Object { attributes, .. }) => {
             if let Some(extra) = attrs.keys().find(|k| !attributes.contains_key(*k)) {
-                return Err(CodecError::new(format!("unsupported attribute {extra:?}")));
+                return Err(ValueError::new(format!("unsupported attribute {extra:?}")));
             }
             // Every attribute is written, in name order; absent ones as null.
             attributes
@@ -398,29 +502,29 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-fn from_msgpack(mp: Mp, ty: &Type) -> Result<Value, CodecError> {
+fn from_msgpack(mp: Mp, ty: &Type) -> Result<Value, ValueError> {
     match mp {
         Mp::Ext(..) => return Ok(Value::Unknown),
         Mp::Nil => return Ok(Value::Null),
         _ => {}
     }
-    let mismatch = |mp: &Mp| CodecError::new(format!("msgpack {mp} is not a {ty}"));
+    let mismatch = |mp: &Mp| ValueError::new(format!("msgpack {mp} is not a {ty}"));
     match ty {
         Type::Dynamic => {
             let Mp::Array(mut parts) = mp else {
-                return Err(CodecError::new("a dynamic value is [type, value]"));
+                return Err(ValueError::new("a dynamic value is [type, value]"));
             };
             if parts.len() != 2 {
-                return Err(CodecError::new("a dynamic value is [type, value]"));
+                return Err(ValueError::new("a dynamic value is [type, value]"));
             }
             let value = parts.pop().expect("two parts");
             let type_json = match parts.pop().expect("two parts") {
                 Mp::Binary(b) => b,
                 Mp::String(s) => s.into_bytes(),
-                _ => return Err(CodecError::new("a dynamic value's type is JSON bytes")),
+                _ => return Err(ValueError::new("a dynamic value's type is JSON bytes")),
             };
             let actual =
-                Type::from_json_bytes(&type_json).map_err(|e| CodecError::new(e.to_string()))?;
+                Type::from_json_bytes(&type_json).map_err(|e| ValueError::new(e.to_string()))?;
             from_msgpack(value, &actual)
         }
         Type::Bool => match mp {
@@ -431,23 +535,23 @@ fn from_msgpack(mp: Mp, ty: &Type) -> Result<Value, CodecError> {
             Mp::String(s) => s
                 .into_str()
                 .map(Value::String)
-                .ok_or_else(|| CodecError::new("a string is not valid UTF-8")),
+                .ok_or_else(|| ValueError::new("a string is not valid UTF-8")),
             other => Err(mismatch(&other)),
         },
         Type::Number => match mp {
             Mp::Integer(i) => Ok(Value::Number(match (i.as_i64(), i.as_u64()) {
                 (Some(i), _) => Number::from(i),
                 (None, Some(u)) => Number::from(u),
-                _ => return Err(CodecError::new("integer out of range")),
+                _ => return Err(ValueError::new("integer out of range")),
             })),
             Mp::F64(f) => Number::from_f64(f).map(Value::Number),
             Mp::F32(f) => Number::from_f64(f64::from(f)).map(Value::Number),
             Mp::String(s) => s
                 .as_str()
-                .ok_or_else(|| CodecError::new("a number's text is not valid UTF-8"))?
+                .ok_or_else(|| ValueError::new("a number's text is not valid UTF-8"))?
                 .parse()
                 .map(Value::Number)
-                .map_err(|e: NumberError| CodecError::new(e.to_string())),
+                .map_err(|e: NumberError| ValueError::new(e.to_string())),
             other => Err(mismatch(&other)),
         },
         Type::List(t) | Type::Set(t) => {
@@ -469,7 +573,7 @@ fn from_msgpack(mp: Mp, ty: &Type) -> Result<Value, CodecError> {
                 return Err(mismatch(&mp));
             };
             if items.len() != types.len() {
-                return Err(CodecError::new(format!(
+                return Err(ValueError::new(format!(
                     "a tuple of {} elements is required ({} given)",
                     types.len(),
                     items.len()
@@ -506,7 +610,7 @@ fn from_msgpack(mp: Mp, ty: &Type) -> Result<Value, CodecError> {
                 let name = map_key(k)?;
                 let t = attributes
                     .get(&name)
-                    .ok_or_else(|| CodecError::new(format!("unsupported attribute {name:?}")))?;
+                    .ok_or_else(|| ValueError::new(format!("unsupported attribute {name:?}")))?;
                 let v = from_msgpack(v, t).map_err(|e| e.at(&format!(".{name}")))?;
                 attrs.insert(name, v);
             }
@@ -520,12 +624,12 @@ fn from_msgpack(mp: Mp, ty: &Type) -> Result<Value, CodecError> {
     }
 }
 
-fn map_key(key: Mp) -> Result<String, CodecError> {
+fn map_key(key: Mp) -> Result<String, ValueError> {
     match key {
         Mp::String(s) => s
             .into_str()
-            .ok_or_else(|| CodecError::new("a key is not valid UTF-8")),
-        other => Err(CodecError::new(format!("map key {other} is not a string"))),
+            .ok_or_else(|| ValueError::new("a key is not valid UTF-8")),
+        other => Err(ValueError::new(format!("map key {other} is not a string"))),
     }
 }
 
@@ -798,6 +902,80 @@ mod tests {
             let v = gen.value(&t, 3);
             round_trip(&v, &t);
         }
+    }
+
+    #[test]
+    fn conversions_follow_cty() {
+        let t = ty(json!(["object", {
+            "flag": "string",
+            "port": "number",
+            "on": "bool",
+            "ids": ["set", "string"],
+            "pair": ["tuple", ["string", "number"]],
+            "tags": ["map", "string"],
+            "opt": "string"
+        }, ["opt"]]));
+        let given = Value::Object(
+            [
+                ("flag".to_string(), true.into()),
+                ("port".to_string(), "8080".into()),
+                ("on".to_string(), "false".into()),
+                (
+                    "ids".to_string(),
+                    Value::Tuple(vec!["a".into(), num("1"), "a".into()]),
+                ),
+                ("pair".to_string(), Value::List(vec![num("1"), "2".into()])),
+                (
+                    "tags".to_string(),
+                    Value::Object([("n".to_string(), num("3"))].into()),
+                ),
+            ]
+            .into(),
+        );
+        let got = convert(&given, &t).unwrap();
+        let want = Value::Object(
+            [
+                ("flag".to_string(), "true".into()),
+                ("port".to_string(), num("8080")),
+                ("on".to_string(), false.into()),
+                ("ids".to_string(), Value::Set(vec!["a".into(), "1".into()])),
+                ("pair".to_string(), Value::Tuple(vec!["1".into(), num("2")])),
+                (
+                    "tags".to_string(),
+                    Value::Map([("n".to_string(), "3".into())].into()),
+                ),
+                ("opt".to_string(), Value::Null),
+            ]
+            .into(),
+        );
+        assert_eq!(got, want);
+        encode(&got, &t).unwrap();
+
+        let err = |v: Value, t: Type| convert(&v, &t).unwrap_err().to_string();
+        assert_eq!(
+            err("x".into(), Type::Number),
+            "a number is required, got \"x\""
+        );
+        assert_eq!(
+            err("yes".into(), Type::Bool),
+            "a bool is required, got \"yes\""
+        );
+        assert_eq!(
+            err(Value::List(vec![]), Type::String),
+            "string required, got list"
+        );
+        let obj_t = ty(json!(["object", {"a": "string"}]));
+        assert_eq!(
+            err(Value::Object(BTreeMap::new()), obj_t.clone()),
+            "attribute \"a\" is required"
+        );
+        assert_eq!(
+            err(
+                Value::Object([("a".to_string(), Value::List(vec![]))].into()),
+                obj_t
+            ),
+            "string required, got list at .a"
+        );
     }
 
     #[test]

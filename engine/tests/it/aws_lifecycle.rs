@@ -7,7 +7,7 @@ use engine::provider::grpc::GrpcProvider;
 use engine::provider::plugin::{LaunchOptions, Plugin};
 use engine::provider::proposed::proposed_new;
 use engine::provider::schema::ProviderSchema;
-use engine::provider::value::Value;
+use engine::provider::value::{convert, Value};
 use engine::provider::{Provider, ResourceState};
 
 use crate::support::{aws_binary, Moto};
@@ -27,17 +27,24 @@ fn moto_config(schema: &ProviderSchema, endpoint: &str) -> Value {
         provider.block_types["endpoints"].block.value_with(obj(
             ["sqs", "sts", "iam", "s3"].map(|s| (s, endpoint.into()))
         ));
-    provider.value_with(obj([
+    let written = provider.value_with(obj([
         ("region", "us-east-1".into()),
         ("access_key", "test".into()),
         ("secret_key", "test".into()),
         ("skip_credentials_validation", true.into()),
-        // A string in this provider's schema, not a bool.
-        ("skip_metadata_api_check", "true".into()),
+        // A string in this provider's schema, written as a bool as in HCL:
+        // conversion to the schema's types makes it "true".
+        ("skip_metadata_api_check", true.into()),
         ("skip_requesting_account_id", true.into()),
         ("s3_use_path_style", true.into()),
-        ("endpoints", Value::Set(vec![endpoints])),
-    ]))
+        ("endpoints", Value::List(vec![endpoints])),
+    ]));
+    let config = convert(&written, &provider.implied_type()).unwrap();
+    assert_eq!(
+        config.get("skip_metadata_api_check"),
+        Some(&Value::from("true"))
+    );
+    config
 }
 
 #[tokio::test]
