@@ -289,12 +289,19 @@ impl Drop for Plugin {
 }
 
 async fn stop(channel: Channel, mut child: Child, group: Pid) {
+    let started = Instant::now();
     let mut controller = pb::grpc_controller_client::GrpcControllerClient::new(channel);
     // The plugin stops serving before it answers, so this usually fails
     // with UNAVAILABLE; what counts is that the process exits.
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, controller.shutdown(pb::Empty {})).await;
+    let answered_ms = started.elapsed().as_millis() as u64;
     match tokio::time::timeout(SHUTDOWN_GRACE, child.wait()).await {
-        Ok(Ok(status)) => tracing::debug!(%status, "plugin exited"),
+        Ok(Ok(status)) => tracing::debug!(
+            %status,
+            answered_ms,
+            exited_ms = started.elapsed().as_millis() as u64,
+            "plugin exited"
+        ),
         _ => kill_group(&mut child, group).await,
     }
 }
