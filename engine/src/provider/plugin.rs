@@ -382,7 +382,13 @@ async fn handshake_and_connect(
                     source,
                 },
             )?),
-            _ => None,
+            (Some(_), None) => {
+                // A plugin built without AutoMTLS support; go-plugin's
+                // host carries on in plaintext too.
+                tracing::debug!("plugin sent no certificate; using plaintext");
+                None
+            }
+            (None, _) => None,
         };
     let channel = connect(&handshake.socket, tls)
         .await
