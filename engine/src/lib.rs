@@ -5,6 +5,7 @@
 
 pub mod addr;
 pub mod eval;
+pub mod provider;
 
 /// The engine's version, as `choudoufu version` prints it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

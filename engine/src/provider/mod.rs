@@ -1,0 +1,284 @@
+//! The plugin boundary: finding, starting and talking to the real,
+//! unmodified terraform provider binaries.
+//!
+//! - [`requirements`] reads what a root asks for (`required_providers`);
+//! - [`discovery`] finds the binary where terraform would;
+//! - [`handshake`], [`tls`] and [`plugin`] start it and connect to it the
+//!   way go-plugin's host does;
+//! - [`grpc`] speaks protocol 5 and is the only module that sees wire
+//!   types; the rest of the engine uses the [`Provider`] trait and the
+//!   [`schema`], [`types`], [`value`] and [`diagnostic`] models;
+//! - [`cache`] keeps decoded schemas keyed by the binary's hash;
+//! - [`proposed`] builds the proposed new object a plan starts from.
+//!
+//! Not here: evaluating configuration, and deciding what to change.
+
+pub mod cache;
+pub mod diagnostic;
+pub mod discovery;
+pub mod grpc;
+pub mod handshake;
+pub mod plugin;
+pub mod proposed;
+pub mod requirements;
+pub mod schema;
+mod tls;
+pub mod types;
+pub mod value;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+
+use cache::SchemaCache;
+use diagnostic::{AttributePath, Diagnostic};
+use plugin::{LaunchError, LaunchOptions, Plugin};
+use schema::ProviderSchema;
+use value::Value;
+
+/// The terraform release whose plugin protocol behaviour the engine follows;
+/// providers are told this version in Configure, as terraform tells its own.
+pub const TERRAFORM_COMPAT_VERSION: &str = "1.11.4";
+
+/// A resource instance's state as a provider returns it: the object, and
+/// private bytes to be handed back unchanged on the next call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceState {
+    pub value: Value,
+    pub private: Vec<u8>,
+}
+
+/// One object an import found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedResource {
+    pub type_name: String,
+    pub state: ResourceState,
+}
+
+/// A provider's plan for one resource instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// The planned object, with unknowns where apply will decide; null
+    /// for a destroy.
+    pub planned_state: Value,
+    /// Attributes whose change forces the object to be replaced.
+    pub requires_replace: Vec<AttributePath>,
+    /// Bytes to hand to ApplyResourceChange unchanged.
+    pub planned_private: Vec<u8>,
+    /// The provider is built on the legacy SDK, whose plans and results
+    /// terraform checks less strictly.
+    pub legacy_type_system: bool,
+}
+
+/// What the engine can ask of a provider. Warnings a call returns are
+/// logged; errors fail the call with [`ProviderError::Diagnostics`].
+pub trait Provider {
+    /// The provider's schema: its own configuration, resources, data
+    /// sources, ephemeral resources and functions.
+    fn schema(&mut self) -> impl Future<Output = Result<ProviderSchema, ProviderError>> + Send;
+
+    /// Configures the provider. `config` is an object of the provider
+    /// block's type (see [`schema::Block::value_with`]).
+    fn configure(
+        &mut self,
+        config: &Value,
+    ) -> impl Future<Output = Result<(), ProviderError>> + Send;
+
+    /// Asks the provider for the object(s) `id` names. The states hold
+    /// what the id alone tells; read them to learn the rest.
+    fn import_resource_state(
+        &mut self,
+        type_name: &str,
+        id: &str,
+    ) -> impl Future<Output = Result<Vec<ImportedResource>, ProviderError>> + Send;
+
+    /// Reads the live object behind `current`; `None` when it is gone.
+    fn read_resource(
+        &mut self,
+        type_name: &str,
+        current: &ResourceState,
+    ) -> impl Future<Output = Result<Option<ResourceState>, ProviderError>> + Send;
+
+    /// Turns stored state (terraform's JSON form, written with schema
+    /// `version` of the type) into a value of the current schema. Works
+    /// before Configure; terraform calls it for every stored object in
+    /// every run, even when the version is current.
+    fn upgrade_resource_state(
+        &mut self,
+        type_name: &str,
+        version: i64,
+        raw_json: &[u8],
+    ) -> impl Future<Output = Result<Value, ProviderError>> + Send;
+
+    /// Checks the provider configuration and returns it as the provider
+    /// prepared it (defaults filled in); Configure takes that value.
+    fn prepare_provider_config(
+        &mut self,
+        config: &Value,
+    ) -> impl Future<Output = Result<Value, ProviderError>> + Send;
+
+    /// Checks a resource's configuration.
+    fn validate_resource_config(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> impl Future<Output = Result<(), ProviderError>> + Send;
+
+    /// Checks a data source's configuration.
+    fn validate_data_source_config(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> impl Future<Output = Result<(), ProviderError>> + Send;
+
+    /// Plans a change from `prior` (null value for a create) to the
+    /// proposed new object (see [`proposed::proposed_new`]; null with a null
+    /// `config` for a destroy).
+    fn plan_resource_change(
+        &mut self,
+        type_name: &str,
+        prior: &ResourceState,
+        proposed_new: &Value,
+        config: &Value,
+    ) -> impl Future<Output = Result<PlannedChange, ProviderError>> + Send;
+
+    /// Carries out a planned change; returns the new state, or `None` once
+    /// the object is destroyed.
+    fn apply_resource_change(
+        &mut self,
+        type_name: &str,
+        prior: &Value,
+        planned: &PlannedChange,
+        config: &Value,
+    ) -> impl Future<Output = Result<Option<ResourceState>, ProviderError>> + Send;
+
+    /// Reads a data source.
+    fn read_data_source(
+        &mut self,
+        type_name: &str,
+        config: &Value,
+    ) -> impl Future<Output = Result<Value, ProviderError>> + Send;
+}
+
+/// Why a provider call failed. Every variant names the binary.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error("provider {}: speaks plugin protocol {protocol}, and the engine drives only protocol 5", binary.display())]
+    UnsupportedProtocol { binary: PathBuf, protocol: u32 },
+    #[error("provider {}: {method} failed ({code}): {message}", binary.display())]
+    Rpc {
+        binary: PathBuf,
+        method: &'static str,
+        code: String,
+        message: String,
+    },
+    #[error("provider {}: Stop failed: {message}", binary.display())]
+    Stop { binary: PathBuf, message: String },
+    #[error("provider {}: {method} returned errors:\n{}", binary.display(), lines(diagnostics))]
+    Diagnostics {
+        binary: PathBuf,
+        method: &'static str,
+        diagnostics: Vec<Diagnostic>,
+    },
+    #[error("provider {}: {method}: no {what} named {name:?} in its schema", binary.display())]
+    NoSuchType {
+        binary: PathBuf,
+        method: &'static str,
+        what: &'static str,
+        name: String,
+    },
+    #[error("provider {}: could not encode the {method} request: {reason}", binary.display())]
+    Encode {
+        binary: PathBuf,
+        method: &'static str,
+        reason: String,
+    },
+    #[error("provider {}: could not decode the {method} response: {reason}", binary.display())]
+    Decode {
+        binary: PathBuf,
+        method: &'static str,
+        reason: String,
+    },
+}
+
+fn lines(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(|d| format!("  {d}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The schema of the provider in `binary`: from the cache when it holds
+/// one for this exact binary, else by launching the provider and asking it
+/// (then storing the answer). Cache trouble is logged, never fatal.
+pub async fn load_schema(
+    binary: &Path,
+    cache: Option<&SchemaCache>,
+    options: &LaunchOptions,
+) -> Result<ProviderSchema, ProviderError> {
+    let hash = cache.and_then(|c| match c.binary_hash(binary) {
+        Ok(hash) => Some((c, hash)),
+        Err(e) => {
+            tracing::warn!("schema cache: could not hash {}: {e}", binary.display());
+            None
+        }
+    });
+    if let Some((cache, hash)) = &hash {
+        if let Some(schema) = cache.load(hash) {
+            tracing::debug!(sha256 = hash.as_str(), "schema cache hit");
+            return Ok(schema);
+        }
+    }
+    let plugin = Plugin::launch(binary, options).await?;
+    let mut provider = grpc::GrpcProvider::new(plugin)?;
+    let result = provider.schema().await;
+    provider.into_plugin().shutdown().await;
+    let schema = result?;
+    if let Some((cache, hash)) = &hash {
+        if let Err(e) = cache.store(hash, &schema) {
+            tracing::warn!(
+                "schema cache: could not store in {}: {e}",
+                cache.dir().display()
+            );
+        }
+    }
+    Ok(schema)
+}
+
+/// Why `providers schema` failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemasError {
+    #[error(transparent)]
+    Requirements(#[from] requirements::RequirementsError),
+    #[error(transparent)]
+    Discovery(#[from] discovery::DiscoveryError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
+/// The schema of every provider the root's `required_providers` names,
+/// keyed by full source address; render with [`schema::TerraformSchemas`].
+pub async fn required_schemas(
+    root: &Path,
+    cache: Option<&SchemaCache>,
+    options: &LaunchOptions,
+) -> Result<Vec<(String, ProviderSchema)>, SchemasError> {
+    let places = discovery::Places::for_root(root)?;
+    let mut loaded = Vec::new();
+    for requirement in requirements::required_providers(root)? {
+        let found = places.find(&requirement.source, &requirement.constraint)?;
+        tracing::debug!(
+            source = %found.source,
+            version = %found.version,
+            executable = %found.executable.display(),
+            "provider found"
+        );
+        let schema = load_schema(&found.executable, cache, options).await?;
+        loaded.push((found.source.to_string(), schema));
+    }
+    Ok(loaded)
+}

@@ -1,0 +1,218 @@
+//! What the integration tests share: where the real parts are, temporary
+//! CLI configurations, and process inspection.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The filesystem mirror holding the aws provider at its pin:
+/// `CHOUDOUFU_TEST_PLUGIN_MIRROR`, else the first of the pinned
+/// `provider_mirrors` in `live/aws-lane.toml` that holds it.
+pub fn plugin_mirror() -> PathBuf {
+    let pins_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../live/aws-lane.toml");
+    let pins: toml::Table = toml::from_str(&fs::read_to_string(&pins_path).unwrap()).unwrap();
+    let oracle = &pins["oracle"];
+    let version = oracle["aws_provider"].as_str().unwrap();
+    assert_eq!(
+        version, "5.100.0",
+        "the tests expect the aws provider 5.100.0"
+    );
+    let candidates: Vec<PathBuf> = match std::env::var_os("CHOUDOUFU_TEST_PLUGIN_MIRROR") {
+        Some(dir) => vec![dir.into()],
+        None => oracle["provider_mirrors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| PathBuf::from(m.as_str().unwrap()))
+            .collect(),
+    };
+    candidates
+        .iter()
+        .find(|dir| dir.join("registry.terraform.io/hashicorp/aws").join(version).is_dir())
+        .unwrap_or_else(|| {
+            panic!("the aws provider {version} is in none of {candidates:?}; set CHOUDOUFU_TEST_PLUGIN_MIRROR")
+        })
+        .clone()
+}
+
+/// Stock terraform (`TERRAFORM`, default `terraform` on PATH).
+pub fn terraform() -> PathBuf {
+    std::env::var_os("TERRAFORM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("terraform"))
+}
+
+/// Writes a CLI configuration that installs providers from `mirror` only,
+/// and returns its path.
+pub fn cli_config(dir: &Path, mirror: &Path) -> PathBuf {
+    let path = dir.join("cli.tfrc");
+    fs::write(
+        &path,
+        format!(
+            "provider_installation {{\n  filesystem_mirror {{\n    path = \"{}\"\n  }}\n}}\n",
+            mirror.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// A root module requiring exactly the aws provider 5.100.0.
+pub fn aws_root(dir: &Path) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    fs::write(
+        dir.join("main.tf"),
+        "terraform {\n  required_providers {\n    aws = {\n      source  = \"hashicorp/aws\"\n      version = \"5.100.0\"\n    }\n  }\n}\n",
+    )
+    .unwrap();
+    dir.into()
+}
+
+/// The aws provider binary in the mirror.
+pub fn aws_binary() -> PathBuf {
+    plugin_mirror().join(
+        "registry.terraform.io/hashicorp/aws/5.100.0/linux_amd64/terraform-provider-aws_v5.100.0_x5",
+    )
+}
+
+/// Whether a process is still running (gone or a zombie counts as not).
+pub fn alive(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+            !matches!(state.and_then(|s| s.chars().next()), Some('Z') | Some('X'))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits until no process in `pids` runs, or panics after `limit`.
+pub fn wait_gone(pids: &[u32], limit: Duration) {
+    let start = Instant::now();
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(
+            start.elapsed() < limit,
+            "processes {:?} still running after {limit:?}",
+            pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The running children of a process.
+pub fn children(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) && alive(pid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The virtualenv holding moto and the AWS CLI (`CHOUDOUFU_TEST_VENV`,
+/// default the workspace's `.venv`, where the gauntlet provisions them).
+pub fn venv_bin(name: &str) -> PathBuf {
+    let venv = std::env::var_os("CHOUDOUFU_TEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv"));
+    let path = venv.join("bin").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing; provision the virtualenv (cargo run -p gauntlet -- provision) or set CHOUDOUFU_TEST_VENV",
+        path.display()
+    );
+    path
+}
+
+/// A moto server on a free loopback port, stopped (with its whole process
+/// group) when dropped.
+pub struct Moto {
+    child: std::process::Child,
+    pub endpoint: String,
+    home: tempfile::TempDir,
+}
+
+impl Moto {
+    pub fn start() -> Moto {
+        use std::os::unix::process::CommandExt;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(venv_bin("moto_server"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let moto = Moto {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+            home: tempfile::tempdir().unwrap(),
+        };
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "moto did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        moto
+    }
+
+    /// Runs the AWS CLI against this server with fake credentials and a
+    /// clean environment, and returns its JSON output.
+    pub fn aws(&self, args: &[&str]) -> serde_json::Value {
+        let out = std::process::Command::new(venv_bin("aws"))
+            .args(args)
+            .args(["--endpoint-url", &self.endpoint, "--output", "json"])
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_DEFAULT_REGION", "us-east-1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "aws {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if out.stdout.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(&out.stdout).unwrap()
+        }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = killpg(group, Signal::SIGTERM);
+        let start = Instant::now();
+        while matches!(self.child.try_wait(), Ok(None)) {
+            if start.elapsed() > Duration::from_secs(5) {
+                let _ = killpg(group, Signal::SIGKILL);
+                let _ = self.child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
