@@ -9,6 +9,9 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use engine::provider::discovery::{
+    self, DiscoveryError, Places, ProviderSource, VersionConstraint,
+};
 use serde::Deserialize;
 
 use crate::clock::{Category, Clock};
@@ -23,12 +26,12 @@ pub enum MachineError {
     NoTerraform { looked: String, pin: String },
     #[error("{path} did not answer `terraform version -json`: {reason}")]
     BadTerraform { path: PathBuf, reason: String },
-    #[error("the {provider} provider {version} for {platform} was not found in any filesystem mirror or plugin cache. Looked in:\n{looked}\nPut it in one of them (the unpacked layout registry.terraform.io/hashicorp/aws/{version}/{platform}/), or set GAUNTLET_PROVIDER_MIRROR to a directory that holds it")]
+    #[error("the {provider} provider {version} for {platform} was not found in any filesystem mirror or plugin cache: {detail}\nPut it in one of them (the unpacked layout registry.terraform.io/hashicorp/aws/{version}/{platform}/), or set GAUNTLET_PROVIDER_MIRROR to a directory that holds it")]
     NoProvider {
         provider: String,
         version: String,
         platform: String,
-        looked: String,
+        detail: String,
     },
     #[error("python3 with the venv module is needed to install the emulator and the witness ({detail}). Install Python 3.9 or later with venv and pip (Debian: apt-get install python3 python3-venv python3-pip)")]
     NoPython { detail: String },
@@ -165,18 +168,6 @@ fn which(name: &str) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
-/// The platform directory name terraform uses for this machine.
-pub fn platform() -> String {
-    let os = std::env::consts::OS;
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        "x86" => "386",
-        other => other,
-    };
-    format!("{os}_{arch}")
-}
-
 /// A directory terraform can use as a `filesystem_mirror` for one provider.
 #[derive(Debug, Clone)]
 pub struct ProviderMirror {
@@ -185,119 +176,39 @@ pub struct ProviderMirror {
 }
 
 /// Find `registry.terraform.io/hashicorp/aws` at `version` the way terraform
-/// would: `GAUNTLET_PROVIDER_MIRROR` alone if set; otherwise the CLI config's
-/// mirrors and plugin cache, `TF_PLUGIN_CACHE_DIR`, the implied local mirror
-/// directories, and the pinned mirrors.
-pub fn find_provider(version: &str, pinned: &[PathBuf]) -> Result<ProviderMirror, MachineError> {
-    let candidates = match std::env::var_os("GAUNTLET_PROVIDER_MIRROR") {
-        Some(dir) => vec![(PathBuf::from(dir), "GAUNTLET_PROVIDER_MIRROR".to_owned())],
-        None => provider_search_path(pinned),
-    };
-    let plat = platform();
-    let rel = Path::new("registry.terraform.io/hashicorp/aws")
-        .join(version)
-        .join(&plat);
-    for (dir, _) in &candidates {
-        let pkg = dir.join(&rel);
-        let Ok(entries) = fs::read_dir(&pkg) else {
-            continue;
-        };
-        let binary = entries.flatten().map(|e| e.path()).find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("terraform-provider-aws"))
-                && is_executable(p)
-        });
-        if let Some(binary) = binary {
-            return Ok(ProviderMirror {
-                dir: dir.clone(),
-                binary,
-            });
-        }
-    }
-    let looked = candidates
-        .iter()
-        .map(|(d, why)| format!("  {} ({why})", d.join(&rel).display()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    Err(MachineError::NoProvider {
+/// would, with the engine's discovery: `GAUNTLET_PROVIDER_MIRROR` alone if
+/// set; otherwise the plugin cache, the CLI config's filesystem mirrors (or
+/// terraform's implied local mirrors), then the pinned mirrors.
+pub fn find_provider(
+    root: &Path,
+    version: &str,
+    pinned: &[PathBuf],
+) -> Result<ProviderMirror, MachineError> {
+    let not_found = |detail: String| MachineError::NoProvider {
         provider: "registry.terraform.io/hashicorp/aws".into(),
         version: version.to_owned(),
-        platform: plat,
-        looked,
-    })
-}
-
-fn provider_search_path(pinned: &[PathBuf]) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let config = std::env::var_os("TF_CLI_CONFIG_FILE")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".terraformrc")));
-    if let Some(cfg) = config {
-        if let Ok(text) = fs::read_to_string(&cfg) {
-            for (dir, what) in cli_config_dirs(&text) {
-                out.push((dir, format!("{what} in {}", cfg.display())));
-            }
-        }
-    }
-    if let Some(d) = std::env::var_os("TF_PLUGIN_CACHE_DIR") {
-        out.push((PathBuf::from(d), "TF_PLUGIN_CACHE_DIR".into()));
-    }
-    if let Some(h) = &home {
-        out.push((
-            h.join(".terraform.d/plugins"),
-            "implied local mirror".into(),
-        ));
-    }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".local/share")));
-    if let Some(d) = data {
-        out.push((d.join("terraform/plugins"), "implied local mirror".into()));
-    }
-    for d in [
-        "/usr/local/share/terraform/plugins",
-        "/usr/share/terraform/plugins",
-    ] {
-        out.push((PathBuf::from(d), "implied local mirror".into()));
-    }
-    for d in pinned {
-        out.push((d.clone(), "live/aws-lane.toml provider_mirrors".into()));
-    }
-    out
-}
-
-/// The filesystem mirrors and plugin cache a terraform CLI config names.
-fn cli_config_dirs(text: &str) -> Vec<(PathBuf, &'static str)> {
-    let Ok(body) = hcl::parse(text) else {
-        return Vec::new();
+        platform: discovery::current_target(),
+        detail,
     };
-    let mut out = Vec::new();
-    for attr in body.attributes() {
-        if attr.key() == "plugin_cache_dir" {
-            if let hcl::Expression::String(s) = attr.expr() {
-                out.push((PathBuf::from(s), "plugin_cache_dir"));
-            }
-        }
-    }
-    for block in body
-        .blocks()
-        .filter(|b| b.identifier() == "provider_installation")
-    {
-        for m in block
-            .body()
-            .blocks()
-            .filter(|b| b.identifier() == "filesystem_mirror")
-        {
-            for attr in m.body().attributes().filter(|a| a.key() == "path") {
-                if let hcl::Expression::String(s) = attr.expr() {
-                    out.push((PathBuf::from(s), "filesystem_mirror"));
-                }
-            }
-        }
-    }
-    out
+    let places = match std::env::var_os("GAUNTLET_PROVIDER_MIRROR") {
+        Some(dir) => Places::mirrors([PathBuf::from(dir)]),
+        None => Places::for_root(root)
+            .map_err(|e| not_found(e.to_string()))?
+            .with_mirrors(pinned.iter().cloned()),
+    };
+    let source: ProviderSource = "hashicorp/aws"
+        .parse()
+        .map_err(|e: DiscoveryError| not_found(e.to_string()))?;
+    let constraint: VersionConstraint = format!("= {version}")
+        .parse()
+        .map_err(|e: DiscoveryError| not_found(e.to_string()))?;
+    let found = places
+        .find(&source, &constraint)
+        .map_err(|e| not_found(e.to_string()))?;
+    Ok(ProviderMirror {
+        dir: found.place,
+        binary: found.executable,
+    })
 }
 
 /// Write a CLI config that installs the aws provider from `mirror` only.
@@ -322,7 +233,11 @@ impl Machine {
     /// `venv`, in that order, so the cheapest failure comes first.
     pub fn prepare(clock: &Clock, pins: &Pins, venv: &Path) -> Result<Machine, MachineError> {
         let terraform = Terraform::find(clock, &pins.oracle.terraform)?;
-        let mirror = find_provider(&pins.oracle.aws_provider, &pins.oracle.provider_mirrors)?;
+        let mirror = find_provider(
+            &std::env::current_dir().unwrap_or_default(),
+            &pins.oracle.aws_provider,
+            &pins.oracle.provider_mirrors,
+        )?;
         clock.say(&format!(
             "terraform {} at {}; aws provider {} at {}",
             terraform.version,
@@ -444,27 +359,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_mirrors_and_cache_from_a_cli_config() {
-        let dirs = cli_config_dirs(
-            r#"
-plugin_cache_dir = "/var/cache/tf"
-provider_installation {
-  filesystem_mirror {
-    path    = "/srv/mirror"
-    include = ["registry.terraform.io/*/*"]
-  }
-  direct {
-    exclude = ["registry.terraform.io/*/*"]
-  }
-}
-"#,
-        );
-        let paths: Vec<_> = dirs.iter().map(|(p, _)| p.display().to_string()).collect();
-        assert_eq!(paths, ["/var/cache/tf", "/srv/mirror"]);
-        assert!(cli_config_dirs("this is { not hcl").is_empty());
-    }
-
-    #[test]
     fn the_pins_file_parses() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../live/aws-lane.toml");
         let pins = Pins::load(&root).unwrap();
@@ -478,7 +372,7 @@ provider_installation {
     #[test]
     fn a_missing_provider_lists_every_place_looked() {
         let dir = tempfile::tempdir().unwrap();
-        let err = find_provider("0.0.1", &[dir.path().to_owned()]).unwrap_err();
+        let err = find_provider(dir.path(), "0.0.1", &[dir.path().to_owned()]).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("0.0.1"), "{msg}");
         assert!(msg.contains(&dir.path().display().to_string()), "{msg}");

@@ -509,6 +509,27 @@ impl Places {
         })
     }
 
+    /// Only the given filesystem mirrors, searched in order.
+    pub fn mirrors(dirs: impl IntoIterator<Item = PathBuf>) -> Places {
+        Places {
+            places: Vec::new(),
+            notes: Vec::new(),
+            target: current_target(),
+        }
+        .with_mirrors(dirs)
+    }
+
+    /// These places, then the given filesystem mirrors after them.
+    pub fn with_mirrors(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Places {
+        self.places.extend(dirs.into_iter().map(|dir| Place {
+            kind: PlaceKind::FilesystemMirror,
+            dir,
+            include: vec![],
+            exclude: vec![],
+        }));
+        self
+    }
+
     /// The newest binary for `source` that `constraint` allows.
     pub fn find(
         &self,
