@@ -10,11 +10,11 @@
 //! through every construct as an unknown of the right type; the sensitive
 //! mark flows to every result computed from a sensitive value.
 
-use super::convert::{convert, unify};
 use super::diag::{Diagnostic, Result};
 use super::funcs;
-use super::number::Number;
-use super::value::{Kind, Type, Value};
+use crate::value::convert::{convert, unify};
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
 use hcl_edit::expr::{BinaryOperator, Expression, ObjectKey, TraversalOperator, UnaryOperator};
 use hcl_edit::template::{Directive, Element, Strip, Template};
 use std::collections::BTreeMap;
@@ -844,7 +844,7 @@ fn binary(op: BinaryOperator, l: Value, r: Value) -> Result<Value> {
                 };
                 return Ok(Value::unknown(t).with_sensitive(sensitive));
             };
-            let arith = |res: std::result::Result<Number, super::number::NotANumber>| {
+            let arith = |res: std::result::Result<Number, crate::value::number::NotANumber>| {
                 res.map(Value::number)
                     .map_err(|_| op_failed("can't divide zero by zero or infinity by infinity"))
             };

@@ -2,10 +2,10 @@
 //! stand in for them.
 
 use super::{arg_error, Func, FuncResult, Param};
-use crate::eval::convert::{convert, unify};
 use crate::eval::expr::equals;
-use crate::eval::number::Number;
-use crate::eval::value::{Kind, Type, Value};
+use crate::value::convert::{convert, unify};
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
 use std::collections::BTreeMap;
 use unicode_segmentation::UnicodeSegmentation;
 

@@ -17,9 +17,9 @@ mod numeric;
 mod string;
 mod typeconv;
 
-use super::convert::convert;
 use super::diag::{Diagnostic, Result};
-use super::value::{Type, Value};
+use crate::value::convert::convert;
+use crate::value::{Type, Value};
 
 /// What an implementation returns on failure: the message terraform puts
 /// after `Call to function "name" failed:`.

@@ -3,9 +3,9 @@
 //! as terraform does.
 
 use super::{arg_error, Func, FuncResult, Param};
-use crate::eval::convert::convert;
-use crate::eval::number::Number;
-use crate::eval::value::{Kind, Type, Value};
+use crate::value::convert::convert;
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
 use regex::Regex;
 use std::collections::BTreeMap;
 use unicode_segmentation::UnicodeSegmentation;
@@ -368,7 +368,7 @@ fn verb_text(verb: char, arg: &Value, flags: &str, prec: Option<usize>) -> Resul
                 None => t.to_string(),
             }
         }
-        'q' => crate::eval::value::go_quote(st(&want(&Type::String)?)),
+        'q' => crate::value::go_quote(st(&want(&Type::String)?)),
         'v' => match &arg.kind {
             Kind::Null(_) => "null".into(),
             Kind::String(t) => t.clone(),

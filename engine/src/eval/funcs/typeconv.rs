@@ -2,9 +2,9 @@
 //! that add and remove the sensitive mark.
 
 use super::{arg_error, Func, Param};
-use crate::eval::convert::convert;
 use crate::eval::diag::{Diagnostic, Result};
-use crate::eval::value::{go_quote, Type, Value};
+use crate::value::convert::convert;
+use crate::value::{go_quote, Type, Value};
 
 fn constraint_name(t: &Type) -> String {
     match t {

@@ -8,7 +8,7 @@
 //! or unknown of the wanted type; the sensitive mark is kept.
 
 use super::number::Number;
-use super::value::{Kind, Type, Value};
+use super::{Kind, Type, Value};
 use std::collections::BTreeMap;
 
 /// Why a conversion failed, in cty's words (`a number is required`).

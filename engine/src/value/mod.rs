@@ -1,12 +1,18 @@
-//! The dynamic value model: terraform's cty types and values.
+//! The engine's one value model: terraform's cty types and values, shared
+//! by the evaluator and the provider boundary.
 //!
 //! A [`Value`] is null, unknown (with a type), or known, and may carry the
 //! sensitive mark. Known values are strings, [`Number`]s, bools, and the
 //! collection (list, set, map) and structural (object, tuple) kinds. Sets are
-//! kept in cty's canonical order. Conversion between types lives in
-//! `convert`; printing lives in `format`.
+//! kept in cty's canonical order. `number` is terraform's arithmetic,
+//! `convert` cty's conversions and type unification. Expressions live in
+//! `eval`, console printing in `eval::format`, the wire encoding in
+//! `provider`.
 
-use super::number::Number;
+pub mod convert;
+pub mod number;
+
+use number::Number;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
