@@ -237,7 +237,7 @@ pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
         if !arg.is_wholly_known() && !p.allow_unknown {
             unknown = true;
         }
-        let arg = convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.0))?;
+        let arg = convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.message))?;
         converted.push(arg);
     }
     if unknown {

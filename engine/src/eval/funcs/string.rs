@@ -197,7 +197,7 @@ fn capture_type(re: &Regex) -> Type {
     if names.is_empty() {
         Type::String
     } else if names.iter().all(Option::is_some) {
-        Type::Object(
+        Type::object(
             names
                 .into_iter()
                 .flatten()
@@ -352,7 +352,8 @@ fn format(fmt: &str, args: &[Value]) -> Result<String, String> {
 
 fn verb_text(verb: char, arg: &Value, flags: &str, prec: Option<usize>) -> Result<String, String> {
     let want = |t: &Type| {
-        convert(arg.clone(), t).map_err(|e| format!("unsupported value for \"%{verb}\": {}", e.0))
+        convert(arg.clone(), t)
+            .map_err(|e| format!("unsupported value for \"%{verb}\": {}", e.message))
     };
     if arg.is_null() && verb != 'v' {
         return Err(format!(

@@ -29,7 +29,7 @@ fn to(want: Type, v: Value) -> super::FuncResult {
                 "cannot convert {} to number; given string must be a decimal representation of a number",
                 go_quote(v.as_str().unwrap_or_default())
             ),
-            _ if e.0.starts_with("cannot convert") => e.0,
+            _ if e.message.starts_with("cannot convert") => e.message,
             _ => format!("cannot convert {} to {}", got.friendly_name(), constraint_name(&want)),
         };
         arg_error("v", msg)
