@@ -5,7 +5,10 @@
 //! tuples to lists and sets, objects to maps, ...), and `unify` finds the
 //! one type a group of values can all become (for conditionals, collection
 //! constructors and `tolist`/`tomap`). Nulls and unknowns convert to a null
-//! or unknown of the wanted type; the sensitive mark is kept.
+//! or unknown of the wanted type; the sensitive mark is kept. The same
+//! conversion brings a configuration to a provider schema's type: an
+//! object type's optional attributes may be absent (they become null), and
+//! the result's type is the wanted one without optional attributes.
 
 use super::number::Number;
 use super::{Kind, Type, Value};
