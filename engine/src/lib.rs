@@ -6,6 +6,7 @@
 pub mod addr;
 pub mod eval;
 pub mod provider;
+pub mod value;
 
 /// The engine's version, as `choudoufu version` prints it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

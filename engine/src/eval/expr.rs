@@ -10,11 +10,11 @@
 //! through every construct as an unknown of the right type; the sensitive
 //! mark flows to every result computed from a sensitive value.
 
-use super::convert::{convert, unify};
 use super::diag::{Diagnostic, Result};
 use super::funcs;
-use super::number::Number;
-use super::value::{Kind, Type, Value};
+use crate::value::convert::{convert, unify};
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
 use hcl_edit::expr::{BinaryOperator, Expression, ObjectKey, TraversalOperator, UnaryOperator};
 use hcl_edit::template::{Directive, Element, Strip, Template};
 use std::collections::BTreeMap;
@@ -95,7 +95,7 @@ impl Scope {
             Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
             Err(e) => Err(Diagnostic::new(
                 "Incorrect key type",
-                format!("Can't use this value as a key: {}.", e.0),
+                format!("Can't use this value as a key: {}.", e.message),
             )),
         }
     }
@@ -255,7 +255,7 @@ impl Scope {
                 format!(
                     "The {} result value is not compatible: {}.",
                     if b { "true" } else { "false" },
-                    e.0
+                    e.message
                 ),
             )
         })?;
@@ -352,7 +352,7 @@ impl Scope {
                 "Invalid template interpolation value",
                 format!(
                     "Cannot include the given value in a string template: {}.",
-                    e.0
+                    e.message
                 ),
             )
         })
@@ -373,7 +373,10 @@ impl Scope {
                 let c = convert(c, &Type::Bool).map_err(|e| {
                     Diagnostic::new(
                         "Invalid template if directive",
-                        format!("The condition expression must be of type bool: {}.", e.0),
+                        format!(
+                            "The condition expression must be of type bool: {}.",
+                            e.message
+                        ),
                     )
                 })?;
                 let after = strip_end(&i.endif_expr.strip);
@@ -470,7 +473,7 @@ impl Scope {
                 let cv = convert(cv, &Type::Bool).map_err(|e| {
                     Diagnostic::new(
                         "Invalid 'for' condition",
-                        format!("The 'if' clause value is invalid: {}.", e.0),
+                        format!("The 'if' clause value is invalid: {}.", e.message),
                     )
                 })?;
                 match cv.as_bool() {
@@ -496,7 +499,7 @@ impl Scope {
                     let key = convert(key, &Type::String).map_err(|e| {
                         Diagnostic::new(
                             "Invalid object key",
-                            format!("The object key is invalid: {}.", e.0),
+                            format!("The object key is invalid: {}.", e.message),
                         )
                     })?;
                     let key = key.as_str().unwrap_or_default().to_string();
@@ -660,7 +663,7 @@ pub fn get_attr(v: Value, name: &str) -> Result<Value> {
                 "This value is null, so it does not have any attributes.",
             ))
         }
-        Kind::Unknown(Type::Object(attrs)) => match attrs.get(name) {
+        Kind::Unknown(Type::Object { attributes, .. }) => match attributes.get(name) {
             Some(t) => Value::unknown(t.clone()),
             None => return Err(unsupported_attr(name)),
         },
@@ -790,7 +793,7 @@ fn operand(v: Value, want: &Type, side: &str) -> Result<Value> {
     convert(v, want).map_err(|e| {
         Diagnostic::new(
             "Invalid operand",
-            format!("Unsuitable value for {side} operand: {}.", e.0),
+            format!("Unsuitable value for {side} operand: {}.", e.message),
         )
     })
 }
@@ -844,7 +847,7 @@ fn binary(op: BinaryOperator, l: Value, r: Value) -> Result<Value> {
                 };
                 return Ok(Value::unknown(t).with_sensitive(sensitive));
             };
-            let arith = |res: std::result::Result<Number, super::number::NotANumber>| {
+            let arith = |res: std::result::Result<Number, crate::value::number::NotANumber>| {
                 res.map(Value::number)
                     .map_err(|_| op_failed("can't divide zero by zero or infinity by infinity"))
             };

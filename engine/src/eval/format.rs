@@ -5,7 +5,7 @@
 //! tuples print bare; a typed null names its type; an unknown prints
 //! `(known after apply)` and a sensitive value `(sensitive value)`.
 
-use super::value::{go_quote, Kind, Type, Value};
+use crate::value::{go_quote, Kind, Type, Value};
 
 /// Formats `v` as the console would at the top level.
 pub fn console(v: &Value) -> String {

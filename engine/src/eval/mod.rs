@@ -1,24 +1,21 @@
 //! Evaluation: terraform expressions to values.
 //!
-//! `eval` owns the value model (`value`, `number`), terraform's implicit
-//! conversions and type unification (`convert`), the expression evaluator
-//! (`expr`), the built-in functions (`funcs`) and the console's printing of
-//! values (`format`). It knows nothing of live objects, providers or
+//! `eval` owns the expression evaluator (`expr`), the built-in functions
+//! (`funcs`) and the console's printing of values (`format`), over the
+//! value model in `crate::value`. It knows nothing of live objects, providers or
 //! configuration files: it computes values from expressions and the names in
 //! a [`Scope`], and does no I/O beyond the filesystem functions. Unknown
 //! values and the sensitive mark propagate through everything it computes.
 
-pub mod convert;
 pub mod diag;
 pub mod expr;
 pub mod format;
 pub mod funcs;
-pub mod number;
-pub mod value;
 
 pub use diag::Diagnostic;
 pub use expr::Scope;
-pub use value::{Type, Value};
+
+use crate::value::Value;
 
 /// Parses and evaluates one expression in `scope`.
 pub fn eval_str(scope: &Scope, src: &str) -> diag::Result<Value> {

@@ -10,17 +10,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::diagnostic::{AttributePath, Diagnostic, PathStep, Severity};
+use super::msgpack;
 use super::plugin::{Plugin, MAX_MESSAGE_SIZE};
 use super::schema::{
     Attribute, Block, Capabilities, DescriptionKind, Function, NestedBlock, Nesting, Parameter,
     ProviderSchema, Schema,
 };
-use super::types::Type;
-use super::value::{self, Value};
 use super::{
     ImportedResource, PlannedChange, Provider, ProviderError, ResourceState,
     TERRAFORM_COMPAT_VERSION,
 };
+use crate::value::{Type, Value};
 
 // The protocol wraps each call's Request and Response in a message used
 // only as a namespace (such as `GetProviderSchema`), never built itself.
@@ -132,7 +132,7 @@ impl GrpcProvider {
         value: &Value,
         ty: &Type,
     ) -> Result<pb::DynamicValue, ProviderError> {
-        let msgpack = value::encode(value, ty).map_err(|e| ProviderError::Encode {
+        let msgpack = msgpack::encode(value, ty).map_err(|e| ProviderError::Encode {
             binary: self.plugin.binary().into(),
             method,
             reason: e.to_string(),
@@ -150,7 +150,7 @@ impl GrpcProvider {
         ty: &Type,
     ) -> Result<Value, ProviderError> {
         let Some(value) = value else {
-            return Ok(Value::Null);
+            return Ok(Value::null(ty.without_optional()));
         };
         if value.msgpack.is_empty() && !value.json.is_empty() {
             return Err(self.decode_error(
@@ -159,9 +159,9 @@ impl GrpcProvider {
             ));
         }
         if value.msgpack.is_empty() {
-            return Ok(Value::Null);
+            return Ok(Value::null(ty.without_optional()));
         }
-        value::decode(&value.msgpack, ty).map_err(|e| self.decode_error(method, e.to_string()))
+        msgpack::decode(&value.msgpack, ty).map_err(|e| self.decode_error(method, e.to_string()))
     }
 
     /// Logs warnings; fails on errors.
@@ -378,7 +378,11 @@ impl Provider for GrpcProvider {
             proposed_new_state: Some(self.encode(METHOD, proposed_new, &ty)?),
             config: Some(self.encode(METHOD, config, &ty)?),
             prior_private: prior.private.clone(),
-            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+            provider_meta: Some(self.encode(
+                METHOD,
+                &Value::null(Type::Dynamic),
+                &Type::Dynamic,
+            )?),
             client_capabilities: Some(pb::ClientCapabilities::default()),
         };
         let response = self
@@ -415,7 +419,11 @@ impl Provider for GrpcProvider {
             planned_state: Some(self.encode(METHOD, &planned.planned_state, &ty)?),
             config: Some(self.encode(METHOD, config, &ty)?),
             planned_private: planned.planned_private.clone(),
-            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+            provider_meta: Some(self.encode(
+                METHOD,
+                &Value::null(Type::Dynamic),
+                &Type::Dynamic,
+            )?),
         };
         let response = self
             .client
@@ -441,7 +449,11 @@ impl Provider for GrpcProvider {
         let request = pb::read_data_source::Request {
             type_name: type_name.into(),
             config: Some(self.encode(METHOD, config, &ty)?),
-            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+            provider_meta: Some(self.encode(
+                METHOD,
+                &Value::null(Type::Dynamic),
+                &Type::Dynamic,
+            )?),
             client_capabilities: Some(pb::ClientCapabilities::default()),
         };
         let response = self
@@ -467,7 +479,11 @@ impl Provider for GrpcProvider {
             private: current.private.clone(),
             // No provider_meta block: a null of the dynamic type, as
             // terraform sends.
-            provider_meta: Some(self.encode(METHOD, &Value::Null, &Type::Dynamic)?),
+            provider_meta: Some(self.encode(
+                METHOD,
+                &Value::null(Type::Dynamic),
+                &Type::Dynamic,
+            )?),
             client_capabilities: Some(pb::ClientCapabilities::default()),
         };
         let response = self

@@ -7,7 +7,8 @@
 //!   way go-plugin's host does;
 //! - [`grpc`] speaks protocol 5 and is the only module that sees wire
 //!   types; the rest of the engine uses the [`Provider`] trait and the
-//!   [`schema`], [`types`], [`value`] and [`diagnostic`] models;
+//!   [`schema`] and [`diagnostic`] models over `crate::value`'s values,
+//!   which [`msgpack`] encodes for the wire;
 //! - [`cache`] keeps decoded schemas keyed by the binary's hash;
 //! - [`proposed`] builds the proposed new object a plan starts from.
 //!
@@ -18,22 +19,21 @@ pub mod diagnostic;
 pub mod discovery;
 pub mod grpc;
 pub mod handshake;
+pub mod msgpack;
 pub mod plugin;
 pub mod proposed;
 pub mod requirements;
 pub mod schema;
 mod tls;
-pub mod types;
-pub mod value;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
+use crate::value::Value;
 use cache::SchemaCache;
 use diagnostic::{AttributePath, Diagnostic};
 use plugin::{LaunchError, LaunchOptions, Plugin};
 use schema::ProviderSchema;
-use value::Value;
 
 /// The terraform release whose plugin protocol behaviour the engine follows;
 /// providers are told this version in Configure, as terraform tells its own.

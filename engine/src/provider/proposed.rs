@@ -15,69 +15,88 @@
 use std::collections::BTreeMap;
 
 use super::schema::{Block, NestedBlock, Nesting};
-use super::value::Value;
+use crate::value::{Kind, Type, Value};
 
 /// The proposed new object for `block`, from its prior value (null for a
 /// create) and its configuration (null for a destroy).
 pub fn proposed_new(block: &Block, prior: &Value, config: &Value) -> Value {
     if config.is_null() && prior.is_null() {
-        return Value::Null;
+        return prior.clone();
     }
     let prior = if prior.is_null() {
         // All attributes null, as an empty configuration block decodes.
-        let nulls = block
-            .attributes
-            .keys()
-            .chain(block.block_types.keys())
-            .map(|name| (name.clone(), Value::Null))
-            .collect();
-        Value::Object(nulls)
+        Value::object(
+            attribute_types(block)
+                .into_iter()
+                .map(|(name, t)| (name, Value::null(t)))
+                .collect(),
+        )
     } else {
         prior.clone()
     };
     proposed_object(block, &prior, config)
 }
 
+/// The type of each attribute and nested block type of `block`, as its
+/// values have them.
+fn attribute_types(block: &Block) -> BTreeMap<String, Type> {
+    match block.implied_type().without_optional() {
+        Type::Object { attributes, .. } => attributes,
+        _ => unreachable!("a block's implied type is an object"),
+    }
+}
+
+/// The attribute `name` of `v`, or a null of type `t` when `v` has none.
+fn get(v: &Value, name: &str, t: &Type) -> Value {
+    v.get(name)
+        .cloned()
+        .unwrap_or_else(|| Value::null(t.clone()))
+}
+
 fn proposed_object(block: &Block, prior: &Value, config: &Value) -> Value {
-    let Value::Object(config_attrs) = config else {
+    let Kind::Object(config_attrs) = &config.kind else {
         // A null or unknown block configuration: keep the prior value.
         return prior.clone();
     };
-    let get = |v: &Value, name: &str| v.get(name).cloned().unwrap_or(Value::Null);
+    let types = attribute_types(block);
     let mut out = BTreeMap::new();
     for (name, attr) in &block.attributes {
-        let config_v = config_attrs.get(name).cloned().unwrap_or(Value::Null);
+        let config_v = get(config, name, &types[name]);
         let new = if attr.computed && config_v.is_null() {
-            get(prior, name)
+            get(prior, name, &types[name])
         } else {
             config_v
         };
         out.insert(name.clone(), new);
     }
     for (name, nested) in &block.block_types {
-        let config_v = config_attrs.get(name).cloned().unwrap_or(Value::Null);
+        let config_v = config_attrs
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Value::null(types[name].clone()));
         out.insert(
             name.clone(),
-            proposed_nested(nested, &get(prior, name), &config_v),
+            proposed_nested(nested, &get(prior, name, &types[name]), &config_v),
         );
     }
-    Value::Object(out)
+    Value::object(out).with_sensitive(config.sensitive)
 }
 
 fn proposed_nested(nested: &NestedBlock, prior: &Value, config: &Value) -> Value {
-    if matches!(config, Value::Unknown) {
-        return Value::Unknown;
+    if !config.is_known() {
+        return config.clone();
     }
     let block = &nested.block;
-    match (nested.nesting, config) {
-        (Nesting::Single, Value::Null) => Value::Null,
-        (Nesting::Single | Nesting::Group, _) => proposed_object(block, prior, config),
-        (Nesting::List, Value::List(items)) => {
-            let prior_items = match prior {
-                Value::List(p) => p.as_slice(),
+    let out = match (nested.nesting, &config.kind) {
+        (Nesting::Single, Kind::Null(_)) => return config.clone(),
+        (Nesting::Single | Nesting::Group, _) => return proposed_object(block, prior, config),
+        (Nesting::List, Kind::List(ety, items)) => {
+            let prior_items = match &prior.kind {
+                Kind::List(_, p) => p.as_slice(),
                 _ => &[],
             };
-            Value::List(
+            Value::list(
+                ety.clone(),
                 items
                     .iter()
                     .enumerate()
@@ -85,12 +104,13 @@ fn proposed_nested(nested: &NestedBlock, prior: &Value, config: &Value) -> Value
                     .collect(),
             )
         }
-        (Nesting::Map, Value::Map(items)) => {
-            let prior_items = match prior {
-                Value::Map(p) => Some(p),
+        (Nesting::Map, Kind::Map(ety, items)) => {
+            let prior_items = match &prior.kind {
+                Kind::Map(_, p) => Some(p),
                 _ => None,
             };
-            Value::Map(
+            Value::map(
+                ety.clone(),
                 items
                     .iter()
                     .map(|(k, c)| {
@@ -102,9 +122,9 @@ fn proposed_nested(nested: &NestedBlock, prior: &Value, config: &Value) -> Value
                     .collect(),
             )
         }
-        (Nesting::Set, Value::Set(items)) => {
-            let prior_items = match prior {
-                Value::Set(p) => p.as_slice(),
+        (Nesting::Set, Kind::Set(ety, items)) => {
+            let prior_items = match &prior.kind {
+                Kind::Set(_, p) => p.as_slice(),
                 _ => &[],
             };
             let mut used = vec![false; prior_items.len()];
@@ -120,25 +140,27 @@ fn proposed_nested(nested: &NestedBlock, prior: &Value, config: &Value) -> Value
                     });
                 out.push(element(block, matched, c));
             }
-            Value::Set(out)
+            Value::set(ety.clone(), out)
         }
         // A collection of blocks that is null or of another shape: take it
         // as configured.
-        _ => config.clone(),
-    }
+        _ => return config.clone(),
+    };
+    out.with_sensitive(config.sensitive)
 }
 
 fn element(block: &Block, prior: Option<&Value>, config: &Value) -> Value {
     match prior {
         Some(p) if !p.is_null() => proposed_object(block, p, config),
-        _ => proposed_new(block, &Value::Null, config),
+        _ => proposed_new(block, &Value::null(block.implied_type()), config),
     }
 }
 
 /// Whether a prior set element could have come from this configuration
 /// element: equal on every non-computed attribute, recursively.
 fn agrees_on_config(block: &Block, prior: &Value, config: &Value) -> bool {
-    let get = |v: &Value, name: &str| v.get(name).cloned().unwrap_or(Value::Null);
+    let types = attribute_types(block);
+    let get = |v: &Value, name: &str| get(v, name, &types[name]);
     block
         .attributes
         .iter()
@@ -146,21 +168,21 @@ fn agrees_on_config(block: &Block, prior: &Value, config: &Value) -> bool {
         .all(|(name, _)| get(prior, name) == get(config, name))
         && block.block_types.iter().all(|(name, nested)| {
             let (p, c) = (get(prior, name), get(config, name));
-            match (&p, &c) {
-                (Value::List(ps), Value::List(cs)) | (Value::Set(ps), Value::Set(cs)) => {
+            match (&p.kind, &c.kind) {
+                (Kind::List(_, ps), Kind::List(_, cs)) | (Kind::Set(_, ps), Kind::Set(_, cs)) => {
                     ps.len() == cs.len()
                         && cs
                             .iter()
                             .all(|c| ps.iter().any(|p| agrees_on_config(&nested.block, p, c)))
                 }
-                (Value::Map(ps), Value::Map(cs)) => {
+                (Kind::Map(_, ps), Kind::Map(_, cs)) => {
                     ps.len() == cs.len()
                         && cs.iter().all(|(k, c)| {
                             ps.get(k)
                                 .is_some_and(|p| agrees_on_config(&nested.block, p, c))
                         })
                 }
-                (Value::Object(_), Value::Object(_)) => agrees_on_config(&nested.block, &p, &c),
+                (Kind::Object(_), Kind::Object(_)) => agrees_on_config(&nested.block, &p, &c),
                 _ => p == c,
             }
         })
@@ -170,7 +192,6 @@ fn agrees_on_config(block: &Block, prior: &Value, config: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::provider::schema::{Attribute, DescriptionKind};
-    use crate::provider::types::Type;
 
     fn attr(optional: bool, computed: bool) -> Attribute {
         Attribute {
@@ -187,12 +208,34 @@ mod tests {
     }
 
     fn obj(entries: &[(&str, Value)]) -> Value {
-        Value::Object(
+        Value::object(
             entries
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
         )
+    }
+
+    fn s(text: &str) -> Value {
+        Value::string(text)
+    }
+
+    fn null() -> Value {
+        Value::null(Type::String)
+    }
+
+    fn rule_type() -> Type {
+        Type::object(
+            [
+                ("port".to_string(), Type::String),
+                ("rule_id".to_string(), Type::String),
+            ]
+            .into(),
+        )
+    }
+
+    fn rules(items: Vec<Value>) -> Value {
+        Value::set(rule_type(), items)
     }
 
     /// name (required), id (computed), policy (optional+computed), and a
@@ -220,55 +263,53 @@ mod tests {
     #[test]
     fn create_takes_the_configuration() {
         let config = obj(&[
-            ("name", "q".into()),
-            ("id", Value::Null),
-            ("policy", Value::Null),
+            ("name", s("q")),
+            ("id", null()),
+            ("policy", null()),
             (
                 "rule",
-                Value::Set(vec![obj(&[
-                    ("port", "80".into()),
-                    ("rule_id", Value::Null),
-                ])]),
+                rules(vec![obj(&[("port", s("80")), ("rule_id", null())])]),
             ),
         ]);
-        assert_eq!(proposed_new(&block(), &Value::Null, &config), config);
+        let prior = Value::null(block().implied_type());
+        assert_eq!(proposed_new(&block(), &prior, &config), config);
     }
 
     #[test]
     fn update_keeps_computed_values_the_configuration_leaves_null() {
         let prior = obj(&[
-            ("name", "old".into()),
-            ("id", "q-1".into()),
-            ("policy", "{}".into()),
+            ("name", s("old")),
+            ("id", s("q-1")),
+            ("policy", s("{}")),
             (
                 "rule",
-                Value::Set(vec![
-                    obj(&[("port", "443".into()), ("rule_id", "r-443".into())]),
-                    obj(&[("port", "80".into()), ("rule_id", "r-80".into())]),
+                rules(vec![
+                    obj(&[("port", s("443")), ("rule_id", s("r-443"))]),
+                    obj(&[("port", s("80")), ("rule_id", s("r-80"))]),
                 ]),
             ),
         ]);
         let config = obj(&[
-            ("name", "new".into()),
-            ("id", Value::Null),
-            ("policy", Value::Null),
+            ("name", s("new")),
+            ("id", null()),
+            ("policy", null()),
             (
                 "rule",
-                Value::Set(vec![
-                    obj(&[("port", "80".into()), ("rule_id", Value::Null)]),
-                    obj(&[("port", "22".into()), ("rule_id", Value::Null)]),
+                rules(vec![
+                    obj(&[("port", s("80")), ("rule_id", null())]),
+                    obj(&[("port", s("22")), ("rule_id", null())]),
                 ]),
             ),
         ]);
         let want = obj(&[
-            ("name", "new".into()),
-            ("id", "q-1".into()),
-            ("policy", "{}".into()),
+            ("name", s("new")),
+            ("id", s("q-1")),
+            ("policy", s("{}")),
             (
                 "rule",
-                Value::Set(vec![
-                    obj(&[("port", "80".into()), ("rule_id", "r-80".into())]),
-                    obj(&[("port", "22".into()), ("rule_id", Value::Null)]),
+                rules(vec![
+                    obj(&[("port", s("80")), ("rule_id", s("r-80"))]),
+                    obj(&[("port", s("22")), ("rule_id", null())]),
                 ]),
             ),
         ]);
@@ -278,28 +319,29 @@ mod tests {
     #[test]
     fn configured_computed_value_wins_and_unknown_stays() {
         let prior = obj(&[
-            ("name", "q".into()),
-            ("id", "q-1".into()),
-            ("policy", "{}".into()),
-            ("rule", Value::Set(vec![])),
+            ("name", s("q")),
+            ("id", s("q-1")),
+            ("policy", s("{}")),
+            ("rule", rules(vec![])),
         ]);
         let config = obj(&[
-            ("name", Value::Unknown),
-            ("id", Value::Null),
-            ("policy", "{\"v\":1}".into()),
-            ("rule", Value::Unknown),
+            ("name", Value::unknown(Type::String)),
+            ("id", null()),
+            ("policy", s("{\"v\":1}")),
+            ("rule", Value::unknown(Type::set(rule_type()))),
         ]);
         let got = proposed_new(&block(), &prior, &config);
-        assert_eq!(got.get("name"), Some(&Value::Unknown));
-        assert_eq!(got.get("policy"), Some(&Value::from("{\"v\":1}")));
-        assert_eq!(got.get("rule"), Some(&Value::Unknown));
+        assert_eq!(got.get("name"), Some(&Value::unknown(Type::String)));
+        assert_eq!(got.get("policy"), Some(&s("{\"v\":1}")));
+        assert_eq!(
+            got.get("rule"),
+            Some(&Value::unknown(Type::set(rule_type())))
+        );
     }
 
     #[test]
     fn destroy_of_nothing_is_null() {
-        assert_eq!(
-            proposed_new(&block(), &Value::Null, &Value::Null),
-            Value::Null
-        );
+        let null = Value::null(block().implied_type());
+        assert_eq!(proposed_new(&block(), &null, &null), null);
     }
 }

@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::types::Type;
-use super::value::Value;
+use crate::value::{Type, Value};
 
 /// Everything a provider declares about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,7 +187,7 @@ impl Block {
             let inner = nested.block.implied_type();
             let ty = match nested.nesting {
                 Nesting::Single | Nesting::Group => inner,
-                Nesting::List | Nesting::Map if has_dynamic(&inner) => Type::Dynamic,
+                Nesting::List | Nesting::Map if inner.has_dynamic() => Type::Dynamic,
                 Nesting::List => Type::List(Box::new(inner)),
                 Nesting::Set => Type::Set(Box::new(inner)),
                 Nesting::Map => Type::Map(Box::new(inner)),
@@ -205,32 +204,29 @@ impl Block {
     /// values by name), with every other attribute null and every other
     /// nested block type absent as terraform writes it: null for single,
     /// an empty block for group, an empty collection otherwise.
+    /// A list or map of blocks whose type is `dynamic` is empty as an
+    /// empty tuple or object, as terraform writes it.
     pub fn value_with(&self, mut given: BTreeMap<String, Value>) -> Value {
-        for name in self.attributes.keys() {
-            given.entry(name.clone()).or_insert(Value::Null);
-        }
-        for (name, nested) in &self.block_types {
+        for (name, a) in &self.attributes {
             given
                 .entry(name.clone())
-                .or_insert_with(|| match nested.nesting {
-                    Nesting::Single => Value::Null,
-                    Nesting::Group => nested.block.value_with(BTreeMap::new()),
-                    Nesting::List => Value::List(vec![]),
-                    Nesting::Set => Value::Set(vec![]),
-                    Nesting::Map => Value::Map(BTreeMap::new()),
-                });
+                .or_insert_with(|| Value::null(a.ty.without_optional()));
         }
-        Value::Object(given)
-    }
-}
-
-fn has_dynamic(ty: &Type) -> bool {
-    match ty {
-        Type::Dynamic => true,
-        Type::String | Type::Number | Type::Bool => false,
-        Type::List(t) | Type::Set(t) | Type::Map(t) => has_dynamic(t),
-        Type::Object { attributes, .. } => attributes.values().any(has_dynamic),
-        Type::Tuple(ts) => ts.iter().any(has_dynamic),
+        for (name, nested) in &self.block_types {
+            given.entry(name.clone()).or_insert_with(|| {
+                let inner = nested.block.implied_type().without_optional();
+                match nested.nesting {
+                    Nesting::Single => Value::null(inner),
+                    Nesting::Group => nested.block.value_with(BTreeMap::new()),
+                    Nesting::List if inner.has_dynamic() => Value::tuple(vec![]),
+                    Nesting::Map if inner.has_dynamic() => Value::object(BTreeMap::new()),
+                    Nesting::List => Value::list(inner, vec![]),
+                    Nesting::Set => Value::set(inner, vec![]),
+                    Nesting::Map => Value::map(inner, BTreeMap::new()),
+                }
+            });
+        }
+        Value::object(given)
     }
 }
 

@@ -7,8 +7,9 @@ use engine::provider::grpc::GrpcProvider;
 use engine::provider::plugin::{LaunchOptions, Plugin};
 use engine::provider::proposed::proposed_new;
 use engine::provider::schema::ProviderSchema;
-use engine::provider::value::{convert, Value};
 use engine::provider::{Provider, ResourceState};
+use engine::value::convert::convert;
+use engine::value::{Type, Value};
 
 use crate::support::{aws_binary, Moto};
 
@@ -25,24 +26,24 @@ fn moto_config(schema: &ProviderSchema, endpoint: &str) -> Value {
     let provider = &schema.provider.block;
     let endpoints =
         provider.block_types["endpoints"].block.value_with(obj(
-            ["sqs", "sts", "iam", "s3"].map(|s| (s, endpoint.into()))
+            ["sqs", "sts", "iam", "s3"].map(|s| (s, Value::string(endpoint)))
         ));
     let written = provider.value_with(obj([
-        ("region", "us-east-1".into()),
-        ("access_key", "test".into()),
-        ("secret_key", "test".into()),
-        ("skip_credentials_validation", true.into()),
+        ("region", Value::string("us-east-1")),
+        ("access_key", Value::string("test")),
+        ("secret_key", Value::string("test")),
+        ("skip_credentials_validation", Value::bool(true)),
         // A string in this provider's schema, written as a bool as in HCL:
         // conversion to the schema's types makes it "true".
-        ("skip_metadata_api_check", true.into()),
-        ("skip_requesting_account_id", true.into()),
-        ("s3_use_path_style", true.into()),
-        ("endpoints", Value::List(vec![endpoints])),
+        ("skip_metadata_api_check", Value::bool(true)),
+        ("skip_requesting_account_id", Value::bool(true)),
+        ("s3_use_path_style", Value::bool(true)),
+        ("endpoints", Value::list(endpoints.ty(), vec![endpoints])),
     ]));
-    let config = convert(&written, &provider.implied_type()).unwrap();
+    let config = convert(written, &provider.implied_type()).unwrap();
     assert_eq!(
         config.get("skip_metadata_api_check"),
-        Some(&Value::from("true"))
+        Some(&Value::string("true"))
     );
     config
 }
@@ -78,7 +79,7 @@ async fn import_and_read_an_sqs_queue_made_by_the_aws_cli() {
     assert_eq!(imported[0].type_name, "aws_sqs_queue");
     assert_eq!(
         imported[0].state.value.get("id"),
-        Some(&Value::from(url.as_str()))
+        Some(&Value::string(url.as_str()))
     );
 
     let read = provider
@@ -87,21 +88,24 @@ async fn import_and_read_an_sqs_queue_made_by_the_aws_cli() {
         .unwrap()
         .expect("the queue exists");
     let value = &read.value;
-    assert_eq!(value.get("name"), Some(&Value::from("imported-jobs")));
+    assert_eq!(value.get("name"), Some(&Value::string("imported-jobs")));
     assert_eq!(
         value.get("arn"),
-        Some(&Value::from(
+        Some(&Value::string(
             "arn:aws:sqs:us-east-1:123456789012:imported-jobs"
         ))
     );
     assert_eq!(
         value.get("tags"),
-        Some(&Value::Map(obj([("team", "core".into())])))
+        Some(&Value::map(
+            Type::String,
+            obj([("team", Value::string("core"))])
+        ))
     );
-    assert_eq!(value.get("fifo_queue"), Some(&Value::from(false)));
+    assert_eq!(value.get("fifo_queue"), Some(&Value::bool(false)));
     assert_eq!(
         value.get("visibility_timeout_seconds"),
-        Some(&Value::from(30))
+        Some(&Value::int(30))
     );
 
     // Reading again from the read state is stable.
@@ -174,7 +178,7 @@ async fn plan_and_apply(
 ) -> Option<ResourceState> {
     let block = &schema.resources["aws_s3_bucket"].block;
     let proposed = if config.is_null() {
-        Value::Null
+        config.clone()
     } else {
         provider
             .validate_resource_config("aws_s3_bucket", config)
@@ -188,7 +192,10 @@ async fn plan_and_apply(
         .unwrap();
     if prior.value.is_null() {
         // What only apply can know is unknown in a create's plan.
-        assert_eq!(planned.planned_state.get("arn"), Some(&Value::Unknown));
+        assert_eq!(
+            planned.planned_state.get("arn"),
+            Some(&Value::unknown(Type::String))
+        );
     }
     provider
         .apply_resource_change("aws_s3_bucket", &prior.value, &planned, config)
@@ -213,10 +220,10 @@ async fn s3_bucket_import_read_create_update_and_delete() {
         .await
         .unwrap()
         .expect("the bucket exists");
-    assert_eq!(read.value.get("bucket"), Some(&Value::from("cli-made")));
+    assert_eq!(read.value.get("bucket"), Some(&Value::string("cli-made")));
     assert_eq!(
         read.value.get("arn"),
-        Some(&Value::from("arn:aws:s3:::cli-made"))
+        Some(&Value::string("arn:aws:s3:::cli-made"))
     );
 
     // State stored as JSON (here only what terraform would need to find
@@ -229,7 +236,7 @@ async fn s3_bucket_import_read_create_update_and_delete() {
         )
         .await
         .unwrap();
-    assert_eq!(upgraded.get("arn"), Some(&Value::Null));
+    assert_eq!(upgraded.get("arn"), Some(&Value::null(Type::String)));
     let reread = provider
         .read_resource(
             "aws_s3_bucket",
@@ -253,24 +260,30 @@ async fn s3_bucket_import_read_create_update_and_delete() {
         )
         .await
         .unwrap();
-    assert_eq!(caller.get("account_id"), Some(&Value::from("123456789012")));
+    assert_eq!(
+        caller.get("account_id"),
+        Some(&Value::string("123456789012"))
+    );
 
     // Create.
     let block = &schema.resources["aws_s3_bucket"].block;
     let config = |env: &str| {
         block.value_with(obj([
-            ("bucket", "engine-made".into()),
-            ("tags", Value::Map(obj([("env", env.into())]))),
+            ("bucket", Value::string("engine-made")),
+            (
+                "tags",
+                Value::map(Type::String, obj([("env", Value::string(env))])),
+            ),
         ]))
     };
     let nothing = ResourceState {
-        value: Value::Null,
+        value: Value::null(block.implied_type()),
         private: Vec::new(),
     };
     let created = plan_and_apply(&mut provider, &schema, &nothing, &config("dev"))
         .await
         .expect("created");
-    assert_eq!(created.value.get("id"), Some(&Value::from("engine-made")));
+    assert_eq!(created.value.get("id"), Some(&Value::string("engine-made")));
     assert!(bucket_names(&moto).contains(&"engine-made".to_string()));
     assert_eq!(
         bucket_tags(&moto, "engine-made"),
@@ -288,7 +301,10 @@ async fn s3_bucket_import_read_create_update_and_delete() {
         .expect("updated");
     assert_eq!(
         updated.value.get("tags_all"),
-        Some(&Value::Map(obj([("env", "prod".into())])))
+        Some(&Value::map(
+            Type::String,
+            obj([("env", Value::string("prod"))])
+        ))
     );
     assert_eq!(
         bucket_tags(&moto, "engine-made"),
@@ -296,7 +312,13 @@ async fn s3_bucket_import_read_create_update_and_delete() {
     );
 
     // Delete.
-    let gone = plan_and_apply(&mut provider, &schema, &updated, &Value::Null).await;
+    let gone = plan_and_apply(
+        &mut provider,
+        &schema,
+        &updated,
+        &Value::null(block.implied_type()),
+    )
+    .await;
     assert_eq!(gone, None);
     assert!(!bucket_names(&moto).contains(&"engine-made".to_string()));
 

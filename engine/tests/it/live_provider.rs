@@ -9,8 +9,8 @@ use engine::provider::cache::SchemaCache;
 use engine::provider::grpc::GrpcProvider;
 use engine::provider::plugin::{LaunchOptions, Plugin};
 use engine::provider::schema::Nesting;
-use engine::provider::types::Type;
 use engine::provider::{load_schema, Provider};
+use engine::value::Type;
 use serde_json::Value as Json;
 
 use crate::support::{

@@ -2,10 +2,10 @@
 //! stand in for them.
 
 use super::{arg_error, Func, FuncResult, Param};
-use crate::eval::convert::{convert, unify};
 use crate::eval::expr::equals;
-use crate::eval::number::Number;
-use crate::eval::value::{Kind, Type, Value};
+use crate::value::convert::{convert, unify};
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
 use std::collections::BTreeMap;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -38,7 +38,7 @@ fn list_of(elements: Vec<Value>, ety_if_empty: Type) -> FuncResult {
         .into_iter()
         .map(|v| convert(v, &ety))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.0)?;
+        .map_err(|e| e.message)?;
     Ok(Value::list(ety, e))
 }
 
@@ -113,7 +113,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                     .into_iter()
                     .map(|(k, v)| convert(v, &ety).map(|v| (k, v)))
                     .collect::<Result<_, _>>()
-                    .map_err(|e| e.0)?;
+                    .map_err(|e| e.message)?;
                 return Ok(Value::map(ety, converted));
             }
             Ok(Value::object(out))
@@ -136,7 +136,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 match (found, a.get(2)) {
                     (Some(v), Some(d)) => {
                         let t = unify(&[v.ty(), d.ty()]).unwrap_or(Type::Dynamic);
-                        convert(v, &t).map_err(|e| e.0)
+                        convert(v, &t).map_err(|e| e.message)
                     }
                     (Some(v), None) => Ok(v),
                     (None, Some(d)) => Ok(d.clone()),
@@ -221,7 +221,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 if v.is_null() || v.as_str() == Some("") {
                     continue;
                 }
-                return convert(v, &t).map_err(|e| e.0);
+                return convert(v, &t).map_err(|e| e.message);
             }
             Err("no non-null, non-empty-string arguments".into())
         })
@@ -415,7 +415,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             }
             let mut total: Option<Number> = None;
             for v in e {
-                let n = convert(v, &Type::Number).map_err(|e| e.0)?;
+                let n = convert(v, &Type::Number).map_err(|e| e.message)?;
                 let n = n
                     .as_number()
                     .cloned()
@@ -497,7 +497,7 @@ fn set_of(elements: Vec<Value>, sets: &[Value]) -> FuncResult {
         .into_iter()
         .map(|v| convert(v, &ety))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.0)?;
+        .map_err(|e| e.message)?;
     Ok(Value::set(ety, e))
 }
 

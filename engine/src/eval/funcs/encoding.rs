@@ -2,8 +2,8 @@
 //! their full precision in both directions.
 
 use super::{Func, Param};
-use crate::eval::number::Number;
-use crate::eval::value::{Kind, Type, Value};
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
 use base64::Engine;
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Hash functions over the UTF-8 bytes of a string, hex or base64 encoded.
 
 use super::{Func, Param};
-use crate::eval::value::{Type, Value};
+use crate::value::{Type, Value};
 use base64::Engine;
 use md5::Md5;
 use sha1::Sha1;

@@ -1,8 +1,8 @@
 //! IP network functions over IPv4 and IPv6 CIDR prefixes.
 
 use super::{Func, Param};
-use crate::eval::number::Number;
-use crate::eval::value::{Type, Value};
+use crate::value::number::Number;
+use crate::value::{Type, Value};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 fn num(v: &Value) -> i128 {

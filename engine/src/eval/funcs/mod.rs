@@ -17,9 +17,9 @@ mod numeric;
 mod string;
 mod typeconv;
 
-use super::convert::convert;
 use super::diag::{Diagnostic, Result};
-use super::value::{Type, Value};
+use crate::value::convert::convert;
+use crate::value::{Type, Value};
 
 /// What an implementation returns on failure: the message terraform puts
 /// after `Call to function "name" failed:`.
@@ -237,7 +237,7 @@ pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
         if !arg.is_wholly_known() && !p.allow_unknown {
             unknown = true;
         }
-        let arg = convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.0))?;
+        let arg = convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.message))?;
         converted.push(arg);
     }
     if unknown {

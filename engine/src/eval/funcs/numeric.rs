@@ -2,8 +2,8 @@
 //! do, and so give 53-bit results.
 
 use super::{arg_error, Func, Param};
-use crate::eval::number::Number;
-use crate::eval::value::{Type, Value};
+use crate::value::number::Number;
+use crate::value::{Type, Value};
 use num_bigint::BigInt;
 use num_traits::Num;
 

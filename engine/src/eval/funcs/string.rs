@@ -3,9 +3,9 @@
 //! as terraform does.
 
 use super::{arg_error, Func, FuncResult, Param};
-use crate::eval::convert::convert;
-use crate::eval::number::Number;
-use crate::eval::value::{Kind, Type, Value};
+use crate::value::convert::convert;
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
 use regex::Regex;
 use std::collections::BTreeMap;
 use unicode_segmentation::UnicodeSegmentation;
@@ -197,7 +197,7 @@ fn capture_type(re: &Regex) -> Type {
     if names.is_empty() {
         Type::String
     } else if names.iter().all(Option::is_some) {
-        Type::Object(
+        Type::object(
             names
                 .into_iter()
                 .flatten()
@@ -352,7 +352,8 @@ fn format(fmt: &str, args: &[Value]) -> Result<String, String> {
 
 fn verb_text(verb: char, arg: &Value, flags: &str, prec: Option<usize>) -> Result<String, String> {
     let want = |t: &Type| {
-        convert(arg.clone(), t).map_err(|e| format!("unsupported value for \"%{verb}\": {}", e.0))
+        convert(arg.clone(), t)
+            .map_err(|e| format!("unsupported value for \"%{verb}\": {}", e.message))
     };
     if arg.is_null() && verb != 'v' {
         return Err(format!(
@@ -368,7 +369,7 @@ fn verb_text(verb: char, arg: &Value, flags: &str, prec: Option<usize>) -> Resul
                 None => t.to_string(),
             }
         }
-        'q' => crate::eval::value::go_quote(st(&want(&Type::String)?)),
+        'q' => crate::value::go_quote(st(&want(&Type::String)?)),
         'v' => match &arg.kind {
             Kind::Null(_) => "null".into(),
             Kind::String(t) => t.clone(),

@@ -2,9 +2,9 @@
 //! that add and remove the sensitive mark.
 
 use super::{arg_error, Func, Param};
-use crate::eval::convert::convert;
 use crate::eval::diag::{Diagnostic, Result};
-use crate::eval::value::{go_quote, Type, Value};
+use crate::value::convert::convert;
+use crate::value::{go_quote, Type, Value};
 
 fn constraint_name(t: &Type) -> String {
     match t {
@@ -29,7 +29,7 @@ fn to(want: Type, v: Value) -> super::FuncResult {
                 "cannot convert {} to number; given string must be a decimal representation of a number",
                 go_quote(v.as_str().unwrap_or_default())
             ),
-            _ if e.0.starts_with("cannot convert") => e.0,
+            _ if e.message.starts_with("cannot convert") => e.message,
             _ => format!("cannot convert {} to {}", got.friendly_name(), constraint_name(&want)),
         };
         arg_error("v", msg)

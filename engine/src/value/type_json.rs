@@ -1,33 +1,13 @@
-//! Value types as providers declare them: cty's type system, read from and
-//! written to its JSON notation (`"string"`, `["list","number"]`,
-//! `["object",{"a":"bool"},["a"]]`).
-//!
-//! Only types live here; values and their msgpack encoding are a separate
-//! concern.
+//! cty's JSON notation for types (`"string"`, `["list","number"]`,
+//! `["object",{"a":"bool"},["a"]]`), as providers declare attribute types
+//! and as a dynamic value's type travels in msgpack: [`Type::from_json`],
+//! [`Type::to_json`], and serde in the same notation.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 use serde_json::Value as Json;
 
-/// A cty type.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Type {
-    String,
-    Number,
-    Bool,
-    /// Any type, decided per value (`"dynamic"`).
-    Dynamic,
-    List(Box<Type>),
-    Set(Box<Type>),
-    Map(Box<Type>),
-    Object {
-        attributes: BTreeMap<String, Type>,
-        /// Attributes that may be omitted; a subset of `attributes`.
-        optional: BTreeSet<String>,
-    },
-    Tuple(Vec<Type>),
-}
+use super::Type;
 
 /// Why a JSON text is not a type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -136,12 +116,6 @@ impl Type {
                 Json::Array(parts)
             }
         }
-    }
-}
-
-impl fmt::Display for Type {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.to_json())
     }
 }
 

@@ -629,6 +629,36 @@ mod tests {
         assert_eq!(p("1e21").to_string_shortest(), "1000000000000000000000");
     }
 
+    /// Number text as go-cty reads and writes it (`ParseNumberVal`, then
+    /// `Text('f', -1)`): normalised, never with an exponent; a negative
+    /// zero keeps its sign, and a huge exponent is a number.
+    #[test]
+    fn texts_normalise_as_go_cty_does() {
+        for (text, want) in [
+            ("0", "0"),
+            ("-0", "-0"),
+            ("007", "7"),
+            ("1.50", "1.5"),
+            ("-0.250", "-0.25"),
+            ("1e3", "1000"),
+            ("1.5e-3", "0.0015"),
+            (
+                "12345678901234567890123456789",
+                "12345678901234567890123456789",
+            ),
+            (".5", "0.5"),
+        ] {
+            assert_eq!(p(text).to_string_shortest(), want, "{text}");
+        }
+        assert_eq!(
+            p("1e99999").to_string_shortest(),
+            format!("1{}", "0".repeat(99999))
+        );
+        for bad in ["", "-", "1.2.3", "abc", "1e", "0x10"] {
+            assert!(Number::parse(bad).is_none(), "{bad}");
+        }
+    }
+
     #[test]
     fn arithmetic_rounds_at_512_bits() {
         assert_eq!(p("0.1").add(&p("0.2")).unwrap().to_string_shortest(), "0.3");

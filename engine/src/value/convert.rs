@@ -5,19 +5,43 @@
 //! tuples to lists and sets, objects to maps, ...), and `unify` finds the
 //! one type a group of values can all become (for conditionals, collection
 //! constructors and `tolist`/`tomap`). Nulls and unknowns convert to a null
-//! or unknown of the wanted type; the sensitive mark is kept.
+//! or unknown of the wanted type; the sensitive mark is kept. The same
+//! conversion brings a configuration to a provider schema's type: an
+//! object type's optional attributes may be absent (they become null), and
+//! the result's type is the wanted one without optional attributes.
 
 use super::number::Number;
-use super::value::{Kind, Type, Value};
+use super::{Kind, Type, Value};
 use std::collections::BTreeMap;
 
-/// Why a conversion failed, in cty's words (`a number is required`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConvertError(pub String);
+/// Why a conversion failed, in cty's words (`a number is required`), and
+/// where inside the value (`.rules[0].port`, empty at the top), as cty's
+/// path errors carry it. The console's messages use `message` alone, as
+/// terraform's do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}{}", if path.is_empty() { String::new() } else { format!(" at {path}") })]
+pub struct ConvertError {
+    pub message: String,
+    pub path: String,
+}
+
+impl ConvertError {
+    fn new(message: impl Into<String>) -> ConvertError {
+        ConvertError {
+            message: message.into(),
+            path: String::new(),
+        }
+    }
+
+    fn at(mut self, step: &str) -> ConvertError {
+        self.path = format!("{step}{}", self.path);
+        self
+    }
+}
 
 fn mismatch(want: &Type) -> ConvertError {
-    ConvertError(match want {
-        Type::Object(_) => "object required".into(),
+    ConvertError::new(match want {
+        Type::Object { .. } => "object required".into(),
         Type::Tuple(_) => "tuple required".into(),
         t => format!("{} required", t.friendly_name()),
     })
@@ -40,13 +64,13 @@ fn convert_inner(v: Value, want: &Type) -> Result<Value, ConvertError> {
     match v.kind {
         Kind::Null(_) => {
             if got == Type::Dynamic || type_converts(&got, want) {
-                return Ok(Value::null(want.clone()));
+                return Ok(Value::null(want.without_optional()));
             }
             return Err(mismatch(want));
         }
         Kind::Unknown(_) => {
             if got == Type::Dynamic || type_converts(&got, want) {
-                return Ok(Value::unknown(want.clone()));
+                return Ok(Value::unknown(want.without_optional()));
             }
             return Err(mismatch(want));
         }
@@ -58,7 +82,7 @@ fn convert_inner(v: Value, want: &Type) -> Result<Value, ConvertError> {
         (Kind::Bool(b), Type::String) => Value::string(if b { "true" } else { "false" }),
         (Kind::String(s), Type::Number) => match Number::parse(&s) {
             Some(n) => Value::number(n),
-            None => return Err(ConvertError("a number is required".into())),
+            None => return Err(ConvertError::new("a number is required")),
         },
         (Kind::String(s), Type::Bool) => match s.as_str() {
             "true" | "1" => Value::bool(true),
@@ -71,20 +95,20 @@ fn convert_inner(v: Value, want: &Type) -> Result<Value, ConvertError> {
                     }
                     _ => "a bool is required",
                 };
-                return Err(ConvertError(msg.into()));
+                return Err(ConvertError::new(msg));
             }
         },
         (Kind::List(_, e) | Kind::Set(_, e) | Kind::Tuple(e), Type::List(ety)) => {
-            let (ety, e) = convert_elements(e, ety, &got, "list")?;
+            let (ety, e) = convert_elements(e, ety, &got, "list", &index)?;
             Value::list(ety, e)
         }
         (Kind::List(_, e) | Kind::Set(_, e) | Kind::Tuple(e), Type::Set(ety)) => {
-            let (ety, e) = convert_elements(e, ety, &got, "set")?;
+            let (ety, e) = convert_elements(e, ety, &got, "set", &index)?;
             Value::set(ety, e)
         }
         (Kind::List(_, e) | Kind::Tuple(e), Type::Tuple(etys)) => {
             if e.len() != etys.len() {
-                return Err(ConvertError(format!(
+                return Err(ConvertError::new(format!(
                     "tuple required with exactly {} elements",
                     etys.len()
                 )));
@@ -92,24 +116,34 @@ fn convert_inner(v: Value, want: &Type) -> Result<Value, ConvertError> {
             let e = e
                 .into_iter()
                 .zip(etys)
-                .map(|(v, t)| convert(v, t))
+                .enumerate()
+                .map(|(i, (v, t))| convert(v, t).map_err(|e| e.at(&format!("[{i}]"))))
                 .collect::<Result<_, _>>()?;
             Value::tuple(e)
         }
         (Kind::Map(_, m) | Kind::Object(m), Type::Map(ety)) => {
             let keys: Vec<String> = m.keys().cloned().collect();
-            let (ety, e) = convert_elements(m.into_values().collect(), ety, &got, "map")?;
+            let step = |i: usize| format!("[{:?}]", keys[i]);
+            let (ety, e) = convert_elements(m.into_values().collect(), ety, &got, "map", &step)?;
             Value::map(ety, keys.into_iter().zip(e).collect())
         }
-        (Kind::Map(_, mut m) | Kind::Object(mut m), Type::Object(attrs)) => {
+        (
+            Kind::Map(_, mut m) | Kind::Object(mut m),
+            Type::Object {
+                attributes,
+                optional,
+            },
+        ) => {
             let mut out = BTreeMap::new();
-            for (name, aty) in attrs {
-                match m.remove(name) {
-                    Some(v) => {
-                        out.insert(name.clone(), convert(v, aty)?);
+            for (name, aty) in attributes {
+                let v = match m.remove(name) {
+                    Some(v) => convert(v, aty).map_err(|e| e.at(&format!(".{name}")))?,
+                    None if optional.contains(name) => Value::null(aty.without_optional()),
+                    None => {
+                        return Err(ConvertError::new(format!("attribute {name:?} is required")))
                     }
-                    None => return Err(ConvertError(format!("attribute {name:?} is required"))),
-                }
+                };
+                out.insert(name.clone(), v);
             }
             Value::object(out)
         }
@@ -125,6 +159,7 @@ fn convert_elements(
     ety: &Type,
     from: &Type,
     to: &str,
+    step: &dyn Fn(usize) -> String,
 ) -> Result<(Type, Vec<Value>), ConvertError> {
     let ety = if ety.has_dynamic() {
         let types: Vec<Type> = elems.iter().map(Value::ty).collect();
@@ -135,24 +170,29 @@ fn convert_elements(
                 Some(t) if type_converts(&t, ety) => t,
                 _ => {
                     let from = match from {
-                        Type::Object(_) => "object".to_string(),
+                        Type::Object { .. } => "object".to_string(),
                         Type::Tuple(_) => "tuple".to_string(),
                         t => t.friendly_name(),
                     };
-                    return Err(ConvertError(format!(
+                    return Err(ConvertError::new(format!(
                         "cannot convert {from} to {to} of any single type"
                     )));
                 }
             }
         }
     } else {
-        ety.clone()
+        ety.without_optional()
     };
     let e = elems
         .into_iter()
-        .map(|v| convert(v, &ety))
+        .enumerate()
+        .map(|(i, v)| convert(v, &ety).map_err(|e| e.at(&step(i))))
         .collect::<Result<_, _>>()?;
     Ok((ety, e))
+}
+
+fn index(i: usize) -> String {
+    format!("[{i}]")
 }
 
 /// Whether some value of type `from` may convert to `to`.
@@ -172,7 +212,7 @@ pub fn type_converts(from: &Type, to: &Type) -> bool {
             }
         }
         (Type::Map(f), Type::Map(t)) => type_converts(f, t),
-        (Type::Object(fs), Type::Map(t)) => {
+        (Type::Object { attributes: fs, .. }, Type::Map(t)) => {
             if t.has_dynamic() {
                 let tys: Vec<Type> = fs.values().cloned().collect();
                 tys.is_empty() || unify(&tys).is_some_and(|u| type_converts(&u, t))
@@ -180,10 +220,19 @@ pub fn type_converts(from: &Type, to: &Type) -> bool {
                 fs.values().all(|f| type_converts(f, t))
             }
         }
-        (Type::Object(fs), Type::Object(ts)) => ts
-            .iter()
-            .all(|(k, t)| fs.get(k).is_some_and(|f| type_converts(f, t))),
-        (Type::Map(f), Type::Object(ts)) => ts.values().all(|t| type_converts(f, t)),
+        (
+            Type::Object { attributes: fs, .. },
+            Type::Object {
+                attributes: ts,
+                optional,
+            },
+        ) => ts.iter().all(|(k, t)| match fs.get(k) {
+            Some(f) => type_converts(f, t),
+            None => optional.contains(k),
+        }),
+        (Type::Map(f), Type::Object { attributes: ts, .. }) => {
+            ts.values().all(|t| type_converts(f, t))
+        }
         (Type::Tuple(fs), Type::Tuple(ts)) => {
             fs.len() == ts.len() && fs.iter().zip(ts).all(|(f, t)| type_converts(f, t))
         }
@@ -206,7 +255,7 @@ pub fn unify(types: &[Type]) -> Option<Type> {
     let maps = count(|t| matches!(t, Type::Map(_)));
     let lists = count(|t| matches!(t, Type::List(_)));
     let sets = count(|t| matches!(t, Type::Set(_)));
-    let objects = count(|t| matches!(t, Type::Object(_)));
+    let objects = count(|t| matches!(t, Type::Object { .. }));
     let tuples = count(|t| matches!(t, Type::Tuple(_)));
     let n = known.len();
     let elements = |ts: &[&Type]| -> Option<Type> {
@@ -214,7 +263,7 @@ pub fn unify(types: &[Type]) -> Option<Type> {
         for t in ts {
             match t {
                 Type::List(e) | Type::Set(e) | Type::Map(e) => all.push((**e).clone()),
-                Type::Object(a) => all.extend(a.values().cloned()),
+                Type::Object { attributes, .. } => all.extend(attributes.values().cloned()),
                 Type::Tuple(e) => all.extend(e.iter().cloned()),
                 _ => return None,
             }
@@ -241,10 +290,12 @@ pub fn unify(types: &[Type]) -> Option<Type> {
         return elements(&known).map(Type::set);
     }
     if objects > 0 && objects == n {
-        let Type::Object(a0) = first else { return None };
+        let Type::Object { attributes: a0, .. } = first else {
+            return None;
+        };
         if known
             .iter()
-            .any(|t| !matches!(t, Type::Object(a) if a.keys().eq(a0.keys())))
+            .any(|t| !matches!(t, Type::Object { attributes: a, .. } if a.keys().eq(a0.keys())))
         {
             return elements(&known).map(Type::map);
         }
@@ -252,7 +303,9 @@ pub fn unify(types: &[Type]) -> Option<Type> {
         for name in a0.keys() {
             let mut tys = Vec::new();
             for t in &known {
-                let Type::Object(a) = t else { return None };
+                let Type::Object { attributes: a, .. } = t else {
+                    return None;
+                };
                 if a.len() != a0.len() {
                     return None;
                 }
@@ -260,7 +313,7 @@ pub fn unify(types: &[Type]) -> Option<Type> {
             }
             out.insert(name.clone(), unify(&tys)?);
         }
-        return Some(Type::Object(out));
+        return Some(Type::object(out));
     }
     if tuples > 0 && tuples == n {
         let Type::Tuple(e0) = first else { return None };
@@ -317,7 +370,9 @@ mod tests {
         let v = convert(Value::string("1.5"), &Type::Number).unwrap();
         assert_eq!(v.as_number().unwrap().to_string_shortest(), "1.5");
         assert_eq!(
-            convert(Value::string("x"), &Type::Number).unwrap_err().0,
+            convert(Value::string("x"), &Type::Number)
+                .unwrap_err()
+                .message,
             "a number is required"
         );
         assert!(convert(n(1), &Type::Bool).is_err());

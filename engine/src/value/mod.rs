@@ -1,14 +1,21 @@
-//! The dynamic value model: terraform's cty types and values.
+//! The engine's one value model: terraform's cty types and values, shared
+//! by the evaluator and the provider boundary.
 //!
 //! A [`Value`] is null, unknown (with a type), or known, and may carry the
 //! sensitive mark. Known values are strings, [`Number`]s, bools, and the
 //! collection (list, set, map) and structural (object, tuple) kinds. Sets are
-//! kept in cty's canonical order. Conversion between types lives in
-//! `convert`; printing lives in `format`.
+//! kept in cty's canonical order. `number` is terraform's arithmetic,
+//! `convert` cty's conversions and type unification. Expressions live in
+//! `eval`, console printing in `eval::format`, the wire encoding in
+//! `provider`.
 
-use super::number::Number;
+pub mod convert;
+pub mod number;
+pub mod type_json;
+
+use number::Number;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// A cty type. `Dynamic` is terraform's `any`: the type of a value whose
@@ -22,7 +29,13 @@ pub enum Type {
     List(Box<Type>),
     Set(Box<Type>),
     Map(Box<Type>),
-    Object(BTreeMap<String, Type>),
+    Object {
+        attributes: BTreeMap<String, Type>,
+        /// Attributes a conversion may leave out (they become null); a
+        /// subset of `attributes`. Only types declared by a provider or a
+        /// schema have any.
+        optional: BTreeSet<String>,
+    },
     Tuple(Vec<Type>),
 }
 
@@ -35,6 +48,13 @@ impl Type {
     }
     pub fn map(t: Type) -> Type {
         Type::Map(Box::new(t))
+    }
+    /// An object type with no optional attributes.
+    pub fn object(attributes: BTreeMap<String, Type>) -> Type {
+        Type::Object {
+            attributes,
+            optional: BTreeSet::new(),
+        }
     }
 
     pub fn is_primitive(&self) -> bool {
@@ -54,9 +74,28 @@ impl Type {
         match self {
             Type::Dynamic => true,
             Type::List(t) | Type::Set(t) | Type::Map(t) => t.has_dynamic(),
-            Type::Object(a) => a.values().any(Type::has_dynamic),
+            Type::Object { attributes, .. } => attributes.values().any(Type::has_dynamic),
             Type::Tuple(e) => e.iter().any(Type::has_dynamic),
             _ => false,
+        }
+    }
+
+    /// The type with no optional attributes at any depth: the type of the
+    /// values a conversion to this type makes (cty's
+    /// `WithoutOptionalAttributesDeep`).
+    pub fn without_optional(&self) -> Type {
+        match self {
+            Type::List(t) => Type::list(t.without_optional()),
+            Type::Set(t) => Type::set(t.without_optional()),
+            Type::Map(t) => Type::map(t.without_optional()),
+            Type::Object { attributes, .. } => Type::object(
+                attributes
+                    .iter()
+                    .map(|(k, t)| (k.clone(), t.without_optional()))
+                    .collect(),
+            ),
+            Type::Tuple(ts) => Type::Tuple(ts.iter().map(Type::without_optional).collect()),
+            t => t.clone(),
         }
     }
 
@@ -70,7 +109,7 @@ impl Type {
             Type::List(t) => format!("list of {}", t.friendly_name()),
             Type::Set(t) => format!("set of {}", t.friendly_name()),
             Type::Map(t) => format!("map of {}", t.friendly_name()),
-            Type::Object(_) => "object".into(),
+            Type::Object { .. } => "object".into(),
             Type::Tuple(_) => "tuple".into(),
         }
     }
@@ -172,7 +211,7 @@ impl Value {
             Kind::List(t, _) => Type::list(t.clone()),
             Kind::Set(t, _) => Type::set(t.clone()),
             Kind::Map(t, _) => Type::map(t.clone()),
-            Kind::Object(a) => Type::Object(a.iter().map(|(k, v)| (k.clone(), v.ty())).collect()),
+            Kind::Object(a) => Type::object(a.iter().map(|(k, v)| (k.clone(), v.ty())).collect()),
             Kind::Tuple(e) => Type::Tuple(e.iter().map(Value::ty).collect()),
         }
     }
@@ -247,6 +286,14 @@ impl Value {
     pub fn as_bool(&self) -> Option<bool> {
         match &self.kind {
             Kind::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The value of an object's attribute, or of a map's element.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match &self.kind {
+            Kind::Object(m) | Kind::Map(_, m) => m.get(key),
             _ => None,
         }
     }
@@ -330,6 +377,36 @@ impl Value {
         }
     }
 }
+
+/// cty's `RawEquals`: the same kind, type, content and marks; unknowns
+/// of one type are equal, numbers compare by value.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        self.sensitive == other.sensitive && self.kind == other.kind
+    }
+}
+
+impl Eq for Value {}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        match (self, other) {
+            (Kind::Null(a), Kind::Null(b)) | (Kind::Unknown(a), Kind::Unknown(b)) => a == b,
+            (Kind::String(a), Kind::String(b)) => a == b,
+            (Kind::Number(a), Kind::Number(b)) => a.equals(b),
+            (Kind::Bool(a), Kind::Bool(b)) => a == b,
+            (Kind::List(ta, a), Kind::List(tb, b)) | (Kind::Set(ta, a), Kind::Set(tb, b)) => {
+                ta == tb && a == b
+            }
+            (Kind::Map(ta, a), Kind::Map(tb, b)) => ta == tb && a == b,
+            (Kind::Object(a), Kind::Object(b)) => a == b,
+            (Kind::Tuple(a), Kind::Tuple(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Kind {}
 
 /// The order cty gives set elements: known before unknown; strings by
 /// bytes, numbers by value, false before true; anything else by hash text.
