@@ -104,7 +104,6 @@ pub fn choose_ports(given: Option<(u16, u16)>) -> Result<(u16, u16), SubstrateEr
 pub struct Twin {
     pub side: Side,
     pub port: u16,
-    pub log: PathBuf,
     guard: Guard,
 }
 
@@ -173,12 +172,7 @@ impl Twin {
                 thread::sleep(Duration::from_millis(50));
             },
         )?;
-        Ok(Twin {
-            side,
-            port,
-            log,
-            guard,
-        })
+        Ok(Twin { side, port, guard })
     }
 
     pub fn endpoint(&self) -> String {
