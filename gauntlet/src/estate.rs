@@ -37,35 +37,10 @@ pub struct RawManifest {
     pub set: String,
     pub lane: String,
     #[serde(default)]
-    pub preexisting: RawPreexisting,
+    pub preexisting: Preexisting,
     #[serde(default)]
-    pub undeclared: Vec<RawUndeclared>,
+    pub undeclared: Vec<Undeclared>,
     pub knobs: RawKnobs,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawPreexisting {
-    #[serde(default)]
-    pub buckets: Vec<String>,
-    #[serde(default)]
-    pub queues: Vec<String>,
-    #[serde(default)]
-    pub roles: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
-pub enum RawUndeclared {
-    S3Object {
-        bucket: String,
-        key: String,
-        body: String,
-    },
-    SqsMessage {
-        queue: String,
-        body: String,
-    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -79,15 +54,20 @@ pub struct RawKnobs {
 }
 
 /// Objects that exist before cold deploy and that no stage may touch.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Preexisting {
+    #[serde(default)]
     pub buckets: Vec<String>,
+    #[serde(default)]
     pub queues: Vec<String>,
+    #[serde(default)]
     pub roles: Vec<String>,
 }
 
 /// An object the running system makes and no block declares.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum Undeclared {
     S3Object {
         bucket: String,
@@ -219,11 +199,7 @@ impl Estate {
         if raw.description.trim().is_empty() {
             return Err(bad("description is empty".into()));
         }
-        let preexisting = Preexisting {
-            buckets: raw.preexisting.buckets,
-            queues: raw.preexisting.queues,
-            roles: raw.preexisting.roles,
-        };
+        let preexisting = raw.preexisting;
         for n in preexisting
             .buckets
             .iter()
@@ -234,16 +210,7 @@ impl Estate {
                 return Err(bad("[preexisting] holds an empty name".into()));
             }
         }
-        let undeclared: Vec<Undeclared> = raw
-            .undeclared
-            .into_iter()
-            .map(|u| match u {
-                RawUndeclared::S3Object { bucket, key, body } => {
-                    Undeclared::S3Object { bucket, key, body }
-                }
-                RawUndeclared::SqsMessage { queue, body } => Undeclared::SqsMessage { queue, body },
-            })
-            .collect();
+        let undeclared = raw.undeclared;
         if !undeclared
             .iter()
             .any(|u| matches!(u, Undeclared::S3Object { .. }))

@@ -8,7 +8,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::clock::Clock;
@@ -19,7 +18,7 @@ use crate::oracle::{Oracle, OracleError, Plan};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
 use crate::stages::{self, Lane, StageOutput, StepError, TwinView};
-use crate::substrate::{self, Side, SubstrateError, Twin};
+use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
 
 /// What a run is asked to do.
@@ -232,15 +231,6 @@ fn stage_row(
     })
 }
 
-/// Run `f` for both sides at once.
-fn pair<T: Send>(f: impl Fn(Side) -> T + Sync) -> (T, T) {
-    thread::scope(|s| {
-        let h = s.spawn(|| f(Side::Estate));
-        let o = f(Side::Oracle);
-        (h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), o)
-    })
-}
-
 fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), RunError> {
     clock.set_stage("Preflight");
     let pins = Pins::load(&opts.root.join("live/aws-lane.toml"))?;
@@ -286,7 +276,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     machine::write_cli_config(&cli_config, &mirror)?;
 
     clock.set_stage("Substrate");
-    let (e, o) = pair(|side| {
+    let (e, o) = both_sides(|side| {
         let port = match side {
             Side::Estate => estate_port,
             Side::Oracle => oracle_port,
@@ -311,7 +301,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
             )?)
         })
         .collect::<Result<Vec<Oracle>, RunError>>()?;
-    let (ie, io_) = pair(|side| {
+    let (ie, io_) = both_sides(|side| {
         let o = &oracles[side as usize];
         clock.say(&format!("terraform init and validate on the {side}"));
         o.init(clock)?;
@@ -336,7 +326,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     clock.set_stage(StageId::ColdDeploy.title());
     let started = Instant::now();
     let (be, bo) =
-        pair(|side| stages::seed_preexisting(&estate, &witnesses[side as usize], &kinds));
+        both_sides(|side| stages::seed_preexisting(&estate, &witnesses[side as usize], &kinds));
     let baselines = [be.map_err(interrupted_or)?, bo.map_err(interrupted_or)?];
     let mut oracles = oracles.into_iter();
     let mut witnesses = witnesses.into_iter();

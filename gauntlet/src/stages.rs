@@ -14,7 +14,7 @@ use crate::estate::{Estate, Undeclared};
 use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
 use crate::process::ProcessError;
 use crate::stage::{Assertion, Breaks, Toggle};
-use crate::substrate::Side;
+use crate::substrate::{both_sides, Side};
 use crate::witness::{Inventory, Kind, Witness, WitnessError};
 
 /// A step of a stage that could not be carried out.
@@ -67,12 +67,8 @@ impl Lane<'_> {
 
     /// Run `f` on both twins side by side.
     fn both<T: Send>(&self, f: impl Fn(&TwinView) -> T + Sync) -> [T; 2] {
-        thread::scope(|s| {
-            let h = s.spawn(|| f(&self.twins[0]));
-            let b = f(&self.twins[1]);
-            let a = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            [a, b]
-        })
+        let (a, b) = both_sides(|side| f(&self.twins[side as usize]));
+        [a, b]
     }
 }
 

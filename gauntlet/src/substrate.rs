@@ -38,6 +38,15 @@ impl Side {
     }
 }
 
+/// Run `f` for both sides at once and return (estate's, oracle's).
+pub fn both_sides<T: Send>(f: impl Fn(Side) -> T + Sync) -> (T, T) {
+    thread::scope(|s| {
+        let h = s.spawn(|| f(Side::Estate));
+        let o = f(Side::Oracle);
+        (h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), o)
+    })
+}
+
 impl std::fmt::Display for Side {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} twin", self.name())
