@@ -4,8 +4,13 @@
 //! through the engine; see ARCHITECTURE.md for the map.
 
 pub mod addr;
+pub mod config;
+pub mod diag;
 pub mod eval;
+pub mod graph;
 pub mod provider;
+pub mod source;
+pub mod validate;
 pub mod value;
 
 /// The engine's version, as `choudoufu version` prints it.

@@ -8,6 +8,9 @@ use std::fmt;
 pub struct Diagnostic {
     pub summary: String,
     pub detail: String,
+    /// The byte span of the innermost expression that failed, in the text
+    /// the expression was parsed from (configuration files keep spans).
+    pub span: Option<std::ops::Range<usize>>,
 }
 
 impl Diagnostic {
@@ -15,7 +18,16 @@ impl Diagnostic {
         Diagnostic {
             summary: summary.into(),
             detail: detail.into(),
+            span: None,
         }
+    }
+
+    /// Records where the failure is, unless an inner expression already did.
+    pub fn or_span(mut self, span: Option<std::ops::Range<usize>>) -> Diagnostic {
+        if self.span.is_none() {
+            self.span = span;
+        }
+        self
     }
 }
 

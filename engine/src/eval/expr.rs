@@ -35,6 +35,11 @@ impl Scope {
     }
 
     pub fn eval(&self, e: &Expression) -> Result<Value> {
+        use hcl_edit::Span;
+        self.eval_inner(e).map_err(|d| d.or_span(e.span()))
+    }
+
+    fn eval_inner(&self, e: &Expression) -> Result<Value> {
         match e {
             Expression::Null(_) => Ok(Value::null(Type::Dynamic)),
             Expression::Bool(b) => Ok(Value::bool(*b.value())),

@@ -1,0 +1,1304 @@
+//! Configuration: a module's `.tf` files parsed into typed blocks.
+//!
+//! `config` parses and checks structure (which blocks and arguments may
+//! appear, duplicates, names, labels, meta-arguments) and never evaluates:
+//! every expression is kept as written, with the file it came from, for
+//! `eval` to evaluate later. [`load`] reads one directory; local child
+//! modules are loaded through [`Module::children`].
+
+mod body;
+pub mod refs;
+pub mod typeexpr;
+
+use crate::addr::Mode;
+use crate::diag::{Diagnostic, Diagnostics, Sources};
+use crate::source::{Range, SourceFile};
+pub use body::span_of;
+use body::{header, Content};
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::{Block, Body as HclBody};
+use hcl_edit::Span;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// An expression as written, and the file it is in.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub expr: Expression,
+    pub file: SourceFile,
+}
+
+impl Expr {
+    pub fn new(expr: Expression, file: SourceFile) -> Expr {
+        Expr { expr, file }
+    }
+
+    pub fn range(&self) -> Range {
+        self.file.range(span_of(&self.expr))
+    }
+
+    /// The references the expression makes.
+    pub fn references(&self) -> Vec<refs::Reference> {
+        refs::references(self)
+    }
+}
+
+/// A block's body kept for evaluation against a schema (a resource's or a
+/// provider's own arguments), and the file it is in.
+#[derive(Debug, Clone)]
+pub struct Body {
+    pub body: HclBody,
+    pub file: SourceFile,
+}
+
+impl Body {
+    /// Every reference made anywhere in the body, nested blocks included.
+    pub fn references(&self) -> Vec<refs::Reference> {
+        refs::body_references(&self.body, &self.file)
+    }
+}
+
+/// A provider named by local name and optional alias (`aws`, `aws.west`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProviderRef {
+    pub name: String,
+    pub alias: Option<String>,
+}
+
+impl std::fmt::Display for ProviderRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.alias {
+            Some(a) => write!(f, "provider.{}.{a}", self.name),
+            None => write!(f, "provider.{}", self.name),
+        }
+    }
+}
+
+/// One entry of `required_providers`.
+#[derive(Debug, Clone)]
+pub struct RequiredProvider {
+    pub source: Option<String>,
+    pub version: Option<String>,
+    pub range: Range,
+}
+
+/// A `provider` block.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub name: String,
+    pub alias: Option<String>,
+    pub config: Body,
+    pub range: Range,
+}
+
+/// A `variable` block.
+#[derive(Debug, Clone)]
+pub struct Variable {
+    pub name: String,
+    pub constraint: typeexpr::Constraint,
+    pub default: Option<Expr>,
+    pub description: Option<String>,
+    pub sensitive: bool,
+    pub nullable: bool,
+    pub validations: Vec<Check>,
+    pub range: Range,
+}
+
+/// A `validation`, `precondition`, `postcondition` or `assert` block.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub condition: Expr,
+    pub error_message: Expr,
+}
+
+/// One local value.
+#[derive(Debug, Clone)]
+pub struct Local {
+    pub name: String,
+    pub expr: Expr,
+    pub range: Range,
+}
+
+/// What `ignore_changes` names.
+#[derive(Debug, Clone, Default)]
+pub enum IgnoreChanges {
+    #[default]
+    None,
+    All,
+    /// Attribute paths as written (`tags["Name"]`, `redrive_policy`).
+    Paths(Vec<Expr>),
+}
+
+/// A resource's `lifecycle` block.
+#[derive(Debug, Clone, Default)]
+pub struct Lifecycle {
+    pub create_before_destroy: bool,
+    pub prevent_destroy: bool,
+    pub ignore_changes: IgnoreChanges,
+    pub replace_triggered_by: Vec<Expr>,
+    pub preconditions: Vec<Check>,
+    pub postconditions: Vec<Check>,
+}
+
+/// The key of a resource block in its module: mode, type and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResourceKey {
+    pub mode: Mode,
+    pub type_name: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for ResourceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.mode == Mode::Data {
+            f.write_str("data.")?;
+        }
+        write!(f, "{}.{}", self.type_name, self.name)
+    }
+}
+
+/// A `resource` or `data` block.
+#[derive(Debug, Clone)]
+pub struct Resource {
+    pub key: ResourceKey,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<Expr>,
+    pub provider: Option<ProviderRef>,
+    pub lifecycle: Lifecycle,
+    /// The resource's own arguments and blocks (meta-arguments removed).
+    pub config: Body,
+    /// The block's header: `resource "aws_sqs_queue" "q"`.
+    pub range: Range,
+}
+
+impl Resource {
+    /// The provider this resource uses: its `provider` argument, or the
+    /// provider named by its type's prefix.
+    pub fn provider_ref(&self) -> ProviderRef {
+        self.provider.clone().unwrap_or_else(|| ProviderRef {
+            name: implied_provider(&self.key.type_name),
+            alias: None,
+        })
+    }
+}
+
+/// The provider local name a resource type implies (`aws_sqs_queue` ->
+/// `aws`).
+pub fn implied_provider(type_name: &str) -> String {
+    type_name
+        .split_once('_')
+        .map_or(type_name, |(p, _)| p)
+        .to_string()
+}
+
+/// A `module` block calling a child module.
+#[derive(Debug, Clone)]
+pub struct ModuleCall {
+    pub name: String,
+    pub source: String,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<Expr>,
+    pub providers: Vec<(ProviderRef, ProviderRef)>,
+    /// Input variable values by name.
+    pub inputs: BTreeMap<String, Expr>,
+    pub range: Range,
+}
+
+/// An `output` block.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub name: String,
+    pub value: Expr,
+    pub sensitive: bool,
+    pub depends_on: Vec<Expr>,
+    pub preconditions: Vec<Check>,
+    pub range: Range,
+}
+
+/// A `moved` block.
+#[derive(Debug, Clone)]
+pub struct Moved {
+    pub from: Expr,
+    pub to: Expr,
+    pub range: Range,
+}
+
+/// An `import` block.
+#[derive(Debug, Clone)]
+pub struct Import {
+    pub to: Expr,
+    pub id: Expr,
+    pub provider: Option<ProviderRef>,
+    pub for_each: Option<Expr>,
+    pub range: Range,
+}
+
+/// One module's configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    pub dir: PathBuf,
+    pub sources: Sources,
+    pub required_version: Vec<String>,
+    pub required_providers: BTreeMap<String, RequiredProvider>,
+    pub providers: BTreeMap<ProviderRef, ProviderConfig>,
+    pub variables: BTreeMap<String, Variable>,
+    pub locals: BTreeMap<String, Local>,
+    pub resources: BTreeMap<ResourceKey, Resource>,
+    pub module_calls: BTreeMap<String, ModuleCall>,
+    pub outputs: BTreeMap<String, Output>,
+    pub moved: Vec<Moved>,
+    pub imports: Vec<Import>,
+    pub checks: Vec<Check>,
+}
+
+/// Reads every `.tf` file in `dir` (sorted by name, as terraform reads
+/// them). The module is returned with every problem found; it is usable
+/// only if the diagnostics hold no error.
+pub fn load(dir: &Path) -> (Module, Diagnostics) {
+    let mut diags = Diagnostics::default();
+    let mut module = Module {
+        dir: dir.to_path_buf(),
+        ..Module::default()
+    };
+    let mut names: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && is_config_file(p))
+            .collect(),
+        Err(e) => {
+            diags.push(Diagnostic::error(
+                "Failed to read module directory",
+                format!(
+                    "Module directory {} does not exist or cannot be read: {e}.",
+                    dir.display()
+                ),
+            ));
+            return (module, diags);
+        }
+    };
+    names.sort();
+    for path in names {
+        let name = path
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .to_string();
+        let display = display_name(dir, &name);
+        if name.ends_with(".tf.json") {
+            diags.push(Diagnostic::error(
+                "Unsupported configuration file",
+                format!("{display}: configuration in JSON syntax is not supported yet; write it as a .tf file."),
+            ));
+            continue;
+        }
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(t) => t,
+                Err(_) => {
+                    diags.push(Diagnostic::error(
+                        "Invalid character encoding",
+                        format!("The file {display} is not valid UTF-8."),
+                    ));
+                    continue;
+                }
+            },
+            Err(e) => {
+                diags.push(Diagnostic::error(
+                    "Failed to read file",
+                    format!("The configuration file {display} could not be read: {e}."),
+                ));
+                continue;
+            }
+        };
+        let file = SourceFile::new(display, text);
+        module.sources.add(file.clone());
+        match hcl_edit::parser::parse_body(file.text()) {
+            Ok(body) => module.add_file(&body, &file, &mut diags),
+            Err(e) => diags.push(parse_error(&file, &e)),
+        }
+    }
+    module.check_moved_and_providers(&mut diags);
+    (module, diags)
+}
+
+fn is_config_file(p: &Path) -> bool {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    !name.starts_with('.')
+        && !name.starts_with('#')
+        && !name.ends_with('~')
+        && (name.ends_with(".tf") || name.ends_with(".tf.json"))
+        && !name.ends_with("_override.tf")
+        && name != "override.tf"
+}
+
+/// terraform names files relative to the working directory's root: the
+/// root's own files by bare name, a child's as `modules/x/main.tf`.
+fn display_name(dir: &Path, name: &str) -> String {
+    let cwd = std::env::current_dir().ok();
+    match cwd.as_deref().and_then(|c| dir.strip_prefix(c).ok()) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.join(name).to_string_lossy().to_string(),
+        Some(_) => name.to_string(),
+        None => dir.join(name).to_string_lossy().to_string(),
+    }
+}
+
+fn parse_error(file: &SourceFile, e: &hcl_edit::parser::Error) -> Diagnostic {
+    let rest_is_blank = {
+        let lines: Vec<&str> = file.text().lines().collect();
+        lines
+            .iter()
+            .skip(e.location().line())
+            .all(|l| l.trim().is_empty())
+            && lines
+                .get(e.location().line().saturating_sub(1))
+                .is_none_or(|l| l.trim().is_empty() || l.trim() == "}")
+    };
+    if rest_is_blank {
+        if let Some(open) = unclosed_brace(file.text()) {
+            return Diagnostic::error(
+                "Unclosed configuration block",
+                "There is no closing brace for this block before the end of the file. This may be caused by incorrect brace nesting elsewhere in this file.",
+            )
+            .at(file.range(open..open + 1));
+        }
+    }
+    let loc = e.location();
+    let line_start: usize = file
+        .text()
+        .split_inclusive('\n')
+        .take(loc.line().saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line = file.line(loc.line());
+    let col_byte: usize = line
+        .chars()
+        .take(loc.column().saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
+    let at = line_start + col_byte;
+    let message = e.message().trim_end_matches('.');
+    Diagnostic::error(
+        "Invalid configuration syntax",
+        format!("{}.", capitalise(message)),
+    )
+    .at(file.range(at..(at + 1).min(file.text().len())))
+}
+
+/// The byte offset of the first `{` never closed, skipping strings and
+/// comments.
+fn unclosed_brace(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut open = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'{' => open.push(i),
+            b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open.first().copied()
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// A literal value written in configuration (strings, numbers, bools,
+/// null, and templates with no interpolation), for the arguments terraform
+/// requires to be literal.
+pub(crate) fn literal(e: &Expression) -> Option<crate::value::Kind> {
+    use crate::value::Kind;
+    match e {
+        Expression::String(s) => Some(Kind::String(s.value().clone())),
+        Expression::Bool(b) => Some(Kind::Bool(*b.value())),
+        Expression::StringTemplate(t) => {
+            let mut out = String::new();
+            for el in t.iter() {
+                match el {
+                    hcl_edit::template::Element::Literal(l) => out.push_str(l.value()),
+                    _ => return None,
+                }
+            }
+            Some(Kind::String(out))
+        }
+        Expression::Parenthesis(p) => literal(p.inner()),
+        _ => None,
+    }
+}
+
+/// A bare identifier or traversal of identifiers, as `provider = aws.west`
+/// and `depends_on` entries are written.
+pub(crate) fn keyword_path(e: &Expression) -> Option<Vec<String>> {
+    match e {
+        Expression::Variable(v) => Some(vec![v.as_str().to_string()]),
+        Expression::Traversal(t) => {
+            let mut out = keyword_path(&t.expr)?;
+            for op in &t.operators {
+                match op.value() {
+                    hcl_edit::expr::TraversalOperator::GetAttr(a) => out.push(a.as_str().into()),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+fn valid_name(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next().is_some_and(|f| f.is_alphabetic() || f == '_')
+        && c.all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '-')
+}
+
+impl Module {
+    fn add_file(&mut self, body: &HclBody, file: &SourceFile, diags: &mut Diagnostics) {
+        let top = [
+            "terraform",
+            "provider",
+            "variable",
+            "locals",
+            "output",
+            "module",
+            "resource",
+            "data",
+            "moved",
+            "import",
+            "check",
+            "removed",
+            "ephemeral",
+        ];
+        let content = Content::read(body, file, Some(&[]), &top, diags);
+        for block in content.blocks {
+            let kind = block.ident.as_str();
+            let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
+            let want = match kind {
+                "provider" | "variable" | "output" | "module" | "check" => 1,
+                "resource" | "data" | "ephemeral" => 2,
+                _ => 0,
+            };
+            if labels.len() != want {
+                let what = match want {
+                    0 => "No labels are expected for".to_string(),
+                    _ => format!(
+                        "All {kind} blocks must have {want} label{} ({}).",
+                        if want == 1 { "" } else { "s" },
+                        if want == 1 { "name" } else { "type, name" }
+                    ),
+                };
+                let (summary, detail) = if labels.len() > want {
+                    (
+                        format!("Extraneous label for {kind}"),
+                        if want == 0 {
+                            format!("{what} {kind} blocks.")
+                        } else {
+                            format!(
+                                "Only {want} labels (type, name) are expected for {kind} blocks."
+                            )
+                        },
+                    )
+                } else {
+                    (format!("Missing name for {kind}"), what)
+                };
+                diags.push(Diagnostic::error(summary, detail).at(file.range(header(block))));
+                continue;
+            }
+            for label in &labels {
+                if !valid_name(label) && kind != "provider" {
+                    let what = match kind {
+                        "resource" | "data" | "ephemeral" => {
+                            if label == &labels[0] {
+                                "resource type"
+                            } else {
+                                "resource name"
+                            }
+                        }
+                        "variable" => "variable name",
+                        "output" => "output name",
+                        "module" => "module instance name",
+                        _ => "name",
+                    };
+                    diags.push(
+                        Diagnostic::error(
+                            format!("Invalid {what}"),
+                            "A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.",
+                        )
+                        .at(file.range(header(block))),
+                    );
+                }
+            }
+            let context = Some(block_context(block));
+            let before = diags.0.len();
+            match kind {
+                "terraform" => self.terraform_block(block, file, diags),
+                "provider" => self.provider_block(block, labels[0], file, diags),
+                "variable" => self.variable_block(block, labels[0], file, diags),
+                "locals" => self.locals_block(block, file, diags),
+                "output" => self.output_block(block, labels[0], file, diags),
+                "module" => self.module_block(block, labels[0], file, diags),
+                "resource" => self.resource_block(block, Mode::Managed, &labels, file, diags),
+                "data" => self.resource_block(block, Mode::Data, &labels, file, diags),
+                "moved" => self.moved_block(block, file, diags),
+                "import" => self.import_block(block, file, diags),
+                "check" => self.check_block(block, file, diags),
+                "removed" | "ephemeral" => diags.push(
+                    Diagnostic::error(
+                        "Unsupported block type",
+                        format!("Blocks of type \"{kind}\" are not supported by this engine yet."),
+                    )
+                    .at(file.range(header(block))),
+                ),
+                _ => unreachable!("Content::read allows only top-level block types"),
+            }
+            for d in &mut diags.0[before..] {
+                if d.context.is_none()
+                    && kind != "terraform"
+                    && d.subject
+                        .as_ref()
+                        .is_some_and(|r| r.start.line != file.pos(header(block).start).line)
+                {
+                    d.context = context.clone();
+                }
+            }
+        }
+    }
+
+    fn terraform_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        let c = Content::read(
+            &block.body,
+            file,
+            Some(&["required_version", "experiments"]),
+            &["required_providers", "backend", "cloud", "provider_meta"],
+            diags,
+        );
+        if let Some(v) = c.string("required_version", diags) {
+            self.required_version.push(v);
+        }
+        for rp in c.blocks_of("required_providers") {
+            for attr in rp.body.attributes() {
+                let name = attr.key.as_str().to_string();
+                let range = file.range(span_of(&attr.key));
+                let (source, version) = match &attr.value {
+                    Expression::Object(o) => {
+                        let mut source = None;
+                        let mut version = None;
+                        for (k, v) in o.iter() {
+                            let key = match k {
+                                hcl_edit::expr::ObjectKey::Ident(i) => i.as_str().to_string(),
+                                hcl_edit::expr::ObjectKey::Expression(e) => match literal(e) {
+                                    Some(crate::value::Kind::String(s)) => s,
+                                    _ => continue,
+                                },
+                            };
+                            let text = match literal(v.expr()) {
+                                Some(crate::value::Kind::String(s)) => Some(s),
+                                _ => None,
+                            };
+                            match key.as_str() {
+                                "source" => source = text,
+                                "version" => version = text,
+                                _ => {}
+                            }
+                        }
+                        (source, version)
+                    }
+                    other => match literal(other) {
+                        Some(crate::value::Kind::String(v)) => (None, Some(v)),
+                        _ => {
+                            diags.push(
+                                Diagnostic::error(
+                                    "Invalid required_providers object",
+                                    "required_providers objects can only contain \"version\", \"source\" and \"configuration_aliases\" attributes. To configure a provider, use a \"provider\" block.",
+                                )
+                                .at(file.range(span_of(&attr.value))),
+                            );
+                            continue;
+                        }
+                    },
+                };
+                if let Some(first) = self.required_providers.get(&name) {
+                    diags.push(
+                        Diagnostic::error(
+                            "Duplicate required provider",
+                            format!("Provider {name} was already required at {}. Each provider may be required only once.", first.range),
+                        )
+                        .at(range),
+                    );
+                    continue;
+                }
+                self.required_providers.insert(
+                    name,
+                    RequiredProvider {
+                        source,
+                        version,
+                        range,
+                    },
+                );
+            }
+        }
+    }
+
+    fn provider_block(
+        &mut self,
+        block: &Block,
+        name: &str,
+        file: &SourceFile,
+        diags: &mut Diagnostics,
+    ) {
+        let c = Content::read(&block.body, file, None, &[], diags);
+        let alias = c.string("alias", diags);
+        let key = ProviderRef {
+            name: name.to_string(),
+            alias: alias.clone(),
+        };
+        let range = file.range(header(block));
+        if let Some(first) = self.providers.get(&key) {
+            let (summary, detail) = match &alias {
+                Some(a) => (
+                    "Duplicate provider configuration".to_string(),
+                    format!("A provider configuration for \"{name}\" with alias \"{a}\" was already given at {}. Each configuration for the same provider must have a distinct alias.", first.range),
+                ),
+                None => (
+                    "Duplicate provider configuration".to_string(),
+                    format!("A default (non-aliased) provider configuration for \"{name}\" was already given at {}. If multiple configurations are required, set the \"alias\" argument for alternative configurations.", first.range),
+                ),
+            };
+            diags.push(Diagnostic::error(summary, detail).at(range));
+            return;
+        }
+        let mut body = block.body.clone();
+        body.remove_attribute("alias");
+        body.remove_attribute("version");
+        self.providers.insert(
+            key,
+            ProviderConfig {
+                name: name.to_string(),
+                alias,
+                config: Body {
+                    body,
+                    file: file.clone(),
+                },
+                range,
+            },
+        );
+    }
+
+    fn variable_block(
+        &mut self,
+        block: &Block,
+        name: &str,
+        file: &SourceFile,
+        diags: &mut Diagnostics,
+    ) {
+        let c = Content::read(
+            &block.body,
+            file,
+            Some(&[
+                "type",
+                "default",
+                "description",
+                "sensitive",
+                "nullable",
+                "ephemeral",
+            ]),
+            &["validation"],
+            diags,
+        );
+        let range = file.range(header(block));
+        if let Some(first) = self.variables.get(name) {
+            diags.push(
+                Diagnostic::error(
+                    "Duplicate variable declaration",
+                    format!("A variable named \"{name}\" was already declared at {}. Variable names must be unique within a module.", first.range),
+                )
+                .at(range),
+            );
+            return;
+        }
+        if RESERVED_VARIABLES.contains(&name) {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid variable name",
+                    format!("The variable name \"{name}\" is reserved due to its special meaning inside module blocks."),
+                )
+                .at(range.clone()),
+            );
+        }
+        let constraint = match c.expr("type") {
+            Some(t) => match typeexpr::parse(&t) {
+                Ok(c) => c,
+                Err(d) => {
+                    diags.push(*d);
+                    typeexpr::Constraint::any()
+                }
+            },
+            None => typeexpr::Constraint::any(),
+        };
+        let validations = c
+            .blocks_of("validation")
+            .filter_map(|b| check_block_content(b, "condition", file, diags))
+            .collect();
+        self.variables.insert(
+            name.to_string(),
+            Variable {
+                name: name.to_string(),
+                constraint,
+                default: c.expr("default"),
+                description: c.string("description", diags),
+                sensitive: c.bool("sensitive", diags).unwrap_or(false),
+                nullable: c.bool("nullable", diags).unwrap_or(true),
+                validations,
+                range,
+            },
+        );
+    }
+
+    fn locals_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        let c = Content::read(&block.body, file, None, &[], diags);
+        for b in &c.blocks {
+            diags.push(
+                Diagnostic::error(
+                    "Unsupported block type",
+                    format!(
+                        "Blocks of type \"{}\" are not expected here.",
+                        b.ident.as_str()
+                    ),
+                )
+                .at(file.range(span_of(&b.ident))),
+            );
+        }
+        for (name, attr) in &c.attrs {
+            let range = file.range(span_of(&attr.key));
+            if let Some(first) = self.locals.get(*name) {
+                diags.push(
+                    Diagnostic::error(
+                        "Duplicate local value definition",
+                        format!("A local value named \"{name}\" was already defined at {}. Local value names must be unique within a module.", first.range),
+                    )
+                    .at(range),
+                );
+                continue;
+            }
+            self.locals.insert(
+                name.to_string(),
+                Local {
+                    name: name.to_string(),
+                    expr: Expr::new(attr.value.clone(), file.clone()),
+                    range,
+                },
+            );
+        }
+    }
+
+    fn output_block(
+        &mut self,
+        block: &Block,
+        name: &str,
+        file: &SourceFile,
+        diags: &mut Diagnostics,
+    ) {
+        let c = Content::read(
+            &block.body,
+            file,
+            Some(&[
+                "value",
+                "description",
+                "sensitive",
+                "depends_on",
+                "ephemeral",
+            ]),
+            &["precondition"],
+            diags,
+        );
+        let range = file.range(header(block));
+        if let Some(first) = self.outputs.get(name) {
+            diags.push(
+                Diagnostic::error(
+                    "Duplicate output definition",
+                    format!("An output named \"{name}\" was already defined at {}. Output names must be unique within a module.", first.range),
+                )
+                .at(range),
+            );
+            return;
+        }
+        let Some(value) = c.required("value", block, diags) else {
+            return;
+        };
+        let _ = c.string("description", diags);
+        let preconditions = c
+            .blocks_of("precondition")
+            .filter_map(|b| check_block_content(b, "condition", file, diags))
+            .collect();
+        self.outputs.insert(
+            name.to_string(),
+            Output {
+                name: name.to_string(),
+                value,
+                sensitive: c.bool("sensitive", diags).unwrap_or(false),
+                depends_on: depends_on(&c, diags),
+                preconditions,
+                range,
+            },
+        );
+    }
+
+    fn module_block(
+        &mut self,
+        block: &Block,
+        name: &str,
+        file: &SourceFile,
+        diags: &mut Diagnostics,
+    ) {
+        let c = Content::read(&block.body, file, None, &[], diags);
+        for b in &c.blocks {
+            diags.push(
+                Diagnostic::error(
+                    "Unsupported block type",
+                    format!(
+                        "Blocks of type \"{}\" are not expected here.",
+                        b.ident.as_str()
+                    ),
+                )
+                .at(file.range(span_of(&b.ident))),
+            );
+        }
+        let range = file.range(header(block));
+        if let Some(first) = self.module_calls.get(name) {
+            diags.push(
+                Diagnostic::error(
+                    "Duplicate module call",
+                    format!("A module call named \"{name}\" was already defined at {}. Module calls must have unique names within a module.", first.range),
+                )
+                .at(range),
+            );
+            return;
+        }
+        let source = c
+            .required("source", block, diags)
+            .and(c.string("source", diags));
+        let meta = [
+            "source",
+            "version",
+            "count",
+            "for_each",
+            "depends_on",
+            "providers",
+        ];
+        let inputs = c
+            .attrs
+            .iter()
+            .filter(|(k, _)| !meta.contains(k))
+            .map(|(k, a)| (k.to_string(), Expr::new(a.value.clone(), file.clone())))
+            .collect();
+        let mut providers = Vec::new();
+        if let Some(p) = c.expr("providers") {
+            if let Expression::Object(o) = &p.expr {
+                for (k, v) in o.iter() {
+                    let child = match k {
+                        hcl_edit::expr::ObjectKey::Ident(i) => Some(vec![i.as_str().to_string()]),
+                        hcl_edit::expr::ObjectKey::Expression(e) => keyword_path(e),
+                    };
+                    match (
+                        child.and_then(provider_ref),
+                        keyword_path(v.expr()).and_then(provider_ref),
+                    ) {
+                        (Some(c), Some(p)) => providers.push((c, p)),
+                        _ => diags.push(invalid_provider_ref(p.file.range(span_of(v.expr())))),
+                    }
+                }
+            } else {
+                diags.push(
+                    Diagnostic::error("Invalid providers argument", "The providers argument must be an object mapping a child module's provider names to this module's provider configurations.")
+                        .at(p.range()),
+                );
+            }
+        }
+        if let Some(source) = source {
+            self.module_calls.insert(
+                name.to_string(),
+                ModuleCall {
+                    name: name.to_string(),
+                    source,
+                    count: c.expr("count"),
+                    for_each: c.expr("for_each"),
+                    depends_on: depends_on(&c, diags),
+                    providers,
+                    inputs,
+                    range,
+                },
+            );
+        }
+        if c.attrs.contains_key("count") && c.attrs.contains_key("for_each") {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid combination of \"count\" and \"for_each\"",
+                    "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of resources to be created.",
+                )
+                .at(file.range(span_of(&c.attrs["for_each"].key))),
+            );
+        }
+    }
+
+    fn resource_block(
+        &mut self,
+        block: &Block,
+        mode: Mode,
+        labels: &[&str],
+        file: &SourceFile,
+        diags: &mut Diagnostics,
+    ) {
+        let c = Content::read(&block.body, file, None, &[], diags);
+        let key = ResourceKey {
+            mode,
+            type_name: labels[0].to_string(),
+            name: labels[1].to_string(),
+        };
+        let range = file.range(header(block));
+        if let Some(first) = self.resources.get(&key) {
+            let (summary, kind) = match mode {
+                Mode::Managed => ("resource", "resource"),
+                Mode::Data => ("data", "data resource"),
+            };
+            diags.push(
+                Diagnostic::error(
+                    format!("Duplicate {summary} \"{}\" configuration", key.type_name),
+                    format!(
+                        "A {} {kind} named \"{}\" was already declared at {}. Resource names must be unique per type in each module.",
+                        key.type_name, key.name, first.range
+                    ),
+                )
+                .at(range),
+            );
+            return;
+        }
+        if c.attrs.contains_key("count") && c.attrs.contains_key("for_each") {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid combination of \"count\" and \"for_each\"",
+                    "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of resources to be created.",
+                )
+                .at(file.range(span_of(&c.attrs["for_each"].key))),
+            );
+        }
+        let provider = c.expr("provider").and_then(|p| {
+            let r = keyword_path(&p.expr).and_then(provider_ref);
+            if r.is_none() {
+                diags.push(invalid_provider_ref(p.range()));
+            }
+            r
+        });
+        let mut lifecycle = Lifecycle::default();
+        let mut seen_lifecycle = false;
+        for lc in c.blocks_of("lifecycle") {
+            if seen_lifecycle {
+                diags.push(
+                    Diagnostic::error(
+                        "Duplicate lifecycle block",
+                        "This resource already has a lifecycle block.",
+                    )
+                    .at(file.range(span_of(&lc.ident))),
+                );
+                continue;
+            }
+            seen_lifecycle = true;
+            let allowed: &[&str] = match mode {
+                Mode::Managed => &[
+                    "create_before_destroy",
+                    "prevent_destroy",
+                    "ignore_changes",
+                    "replace_triggered_by",
+                ],
+                Mode::Data => &[],
+            };
+            let l = Content::read(
+                &lc.body,
+                file,
+                Some(allowed),
+                &["precondition", "postcondition"],
+                diags,
+            );
+            lifecycle.create_before_destroy =
+                l.bool("create_before_destroy", diags).unwrap_or(false);
+            lifecycle.prevent_destroy = l.bool("prevent_destroy", diags).unwrap_or(false);
+            if let Some(ic) = l.expr("ignore_changes") {
+                lifecycle.ignore_changes = match &ic.expr {
+                    Expression::Variable(v) if v.as_str() == "all" => IgnoreChanges::All,
+                    Expression::Array(a) => IgnoreChanges::Paths(
+                        a.iter()
+                            .map(|e| Expr::new(e.clone(), file.clone()))
+                            .collect(),
+                    ),
+                    _ => {
+                        diags.push(
+                            Diagnostic::error(
+                                "Invalid ignore_changes wildcard",
+                                "The ignore_changes argument must be a list of attribute references, or the keyword \"all\".",
+                            )
+                            .at(ic.range()),
+                        );
+                        IgnoreChanges::None
+                    }
+                };
+            }
+            if let Some(rt) = l.expr("replace_triggered_by") {
+                match &rt.expr {
+                    Expression::Array(a) => {
+                        lifecycle.replace_triggered_by = a.iter().map(|e| Expr::new(e.clone(), file.clone())).collect()
+                    }
+                    _ => diags.push(
+                        Diagnostic::error("Invalid replace_triggered_by expression", "The replace_triggered_by argument requires a list of resource references.")
+                            .at(rt.range()),
+                    ),
+                }
+            }
+            lifecycle.preconditions = l
+                .blocks_of("precondition")
+                .filter_map(|b| check_block_content(b, "condition", file, diags))
+                .collect();
+            lifecycle.postconditions = l
+                .blocks_of("postcondition")
+                .filter_map(|b| check_block_content(b, "condition", file, diags))
+                .collect();
+        }
+        let mut body = block.body.clone();
+        for meta in ["count", "for_each", "depends_on", "provider"] {
+            body.remove_attribute(meta);
+        }
+        body.remove_blocks("lifecycle");
+        for kind in ["provisioner", "connection"] {
+            if let Some(b) = c.blocks_of(kind).next() {
+                diags.push(
+                    Diagnostic::error(
+                        "Unsupported block type",
+                        format!("Blocks of type \"{kind}\" are not supported by this engine: provisioners run commands no live system records."),
+                    )
+                    .at(file.range(span_of(&b.ident))),
+                );
+            }
+        }
+        self.resources.insert(
+            key.clone(),
+            Resource {
+                key,
+                count: c.expr("count"),
+                for_each: c.expr("for_each"),
+                depends_on: depends_on(&c, diags),
+                provider,
+                lifecycle,
+                config: Body {
+                    body,
+                    file: file.clone(),
+                },
+                range,
+            },
+        );
+    }
+
+    fn moved_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        let c = Content::read(&block.body, file, Some(&["from", "to"]), &[], diags);
+        let from = c.required("from", block, diags);
+        let to = c.required("to", block, diags);
+        if let (Some(from), Some(to)) = (from, to) {
+            self.moved.push(Moved {
+                from,
+                to,
+                range: file.range(header(block)),
+            });
+        }
+    }
+
+    fn import_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        let c = Content::read(
+            &block.body,
+            file,
+            Some(&["to", "id", "provider", "for_each", "identity"]),
+            &[],
+            diags,
+        );
+        let to = c.required("to", block, diags);
+        let id = c.required("id", block, diags);
+        let provider = c
+            .expr("provider")
+            .and_then(|p| keyword_path(&p.expr).and_then(provider_ref));
+        if let (Some(to), Some(id)) = (to, id) {
+            self.imports.push(Import {
+                to,
+                id,
+                provider,
+                for_each: c.expr("for_each"),
+                range: file.range(header(block)),
+            });
+        }
+    }
+
+    fn check_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        let c = Content::read(&block.body, file, Some(&[]), &["assert", "data"], diags);
+        for a in c.blocks_of("assert") {
+            if let Some(check) = check_block_content(a, "condition", file, diags) {
+                self.checks.push(check);
+            }
+        }
+    }
+
+    /// Checks that need the whole module: every `provider` argument names a
+    /// provider the module knows.
+    fn check_moved_and_providers(&self, diags: &mut Diagnostics) {
+        for r in self.resources.values() {
+            let p = r.provider_ref();
+            if p.alias.is_some() && !self.providers.contains_key(&p) {
+                diags.push(
+                    Diagnostic::error(
+                        "Provider configuration not present",
+                        format!("To work with {} its original provider configuration at {p} is required, but it has been removed.", r.key),
+                    )
+                    .at(r.range.clone()),
+                );
+            }
+        }
+    }
+
+    /// The module's source files, for diagnostics' snippets.
+    pub fn sources(&self) -> &Sources {
+        &self.sources
+    }
+}
+
+/// Variable names terraform reserves for module meta-arguments.
+const RESERVED_VARIABLES: [&str; 9] = [
+    "source",
+    "version",
+    "providers",
+    "count",
+    "for_each",
+    "lifecycle",
+    "depends_on",
+    "locals",
+    "provider",
+];
+
+fn provider_ref(path: Vec<String>) -> Option<ProviderRef> {
+    match path.as_slice() {
+        [name] => Some(ProviderRef {
+            name: name.clone(),
+            alias: None,
+        }),
+        [name, alias] => Some(ProviderRef {
+            name: name.clone(),
+            alias: Some(alias.clone()),
+        }),
+        _ => None,
+    }
+}
+
+fn invalid_provider_ref(range: Range) -> Diagnostic {
+    Diagnostic::error(
+        "Invalid provider reference",
+        "Provider argument requires a provider name followed by an optional alias, like \"aws.foo\".",
+    )
+    .at(range)
+}
+
+fn depends_on(c: &Content<'_>, diags: &mut Diagnostics) -> Vec<Expr> {
+    let Some(d) = c.expr("depends_on") else {
+        return Vec::new();
+    };
+    match &d.expr {
+        Expression::Array(a) => a
+            .iter()
+            .filter_map(|e| {
+                if keyword_path(e).is_some() || matches!(e, Expression::Traversal(_)) {
+                    Some(Expr::new(e.clone(), d.file.clone()))
+                } else {
+                    diags.push(
+                        Diagnostic::error(
+                            "Invalid expression",
+                            "A single static variable reference is required: only attribute access and indexing with constant keys. No calculations, function calls, template expressions, etc are allowed here.",
+                        )
+                        .at(d.file.range(span_of(e))),
+                    );
+                    None
+                }
+            })
+            .collect(),
+        _ => {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid expression",
+                    "A static list expression is required.",
+                )
+                .at(d.range()),
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn check_block_content(
+    block: &Block,
+    cond: &str,
+    file: &SourceFile,
+    diags: &mut Diagnostics,
+) -> Option<Check> {
+    let c = Content::read(
+        &block.body,
+        file,
+        Some(&[cond, "error_message"]),
+        &[],
+        diags,
+    );
+    let condition = c.required(cond, block, diags)?;
+    let error_message = c.required("error_message", block, diags)?;
+    Some(Check {
+        condition,
+        error_message,
+    })
+}
+
+/// The words terraform puts after "in" for a top-level block.
+fn block_context(block: &Block) -> String {
+    let mut s = block.ident.as_str().to_string();
+    for l in &block.labels {
+        s.push_str(&format!(" \"{}\"", l.as_str()));
+    }
+    s
+}
+
+impl Span for Expr {
+    fn span(&self) -> Option<std::ops::Range<usize>> {
+        self.expr.span()
+    }
+}

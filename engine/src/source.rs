@@ -1,0 +1,132 @@
+//! Source files and positions in them, as diagnostics report them.
+//!
+//! terraform counts lines and columns from 1 and columns in characters;
+//! byte offsets count from 0. A [`SourceFile`] turns the byte spans the
+//! parser records into those positions and keeps the text for snippets.
+
+use std::fmt;
+use std::ops::Range as Bytes;
+use std::sync::Arc;
+
+/// One position in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+    pub byte: usize,
+}
+
+/// A range in one file, as terraform's JSON diagnostics carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Range {
+    pub filename: Arc<str>,
+    pub start: Pos,
+    pub end: Pos,
+}
+
+impl fmt::Display for Range {
+    /// terraform's short form: `main.tf:1,1-29`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{},{}-",
+            self.filename, self.start.line, self.start.column
+        )?;
+        if self.end.line != self.start.line {
+            write!(f, "{},", self.end.line)?;
+        }
+        write!(f, "{}", self.end.column)
+    }
+}
+
+/// A configuration file's name (as the user sees it) and text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    name: Arc<str>,
+    text: Arc<str>,
+    line_starts: Arc<[usize]>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> SourceFile {
+        let text: Arc<str> = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The position of a byte offset (clamped to the text).
+    pub fn pos(&self, byte: usize) -> Pos {
+        let byte = byte.min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= byte);
+        let start = self.line_starts[line - 1];
+        let column = self
+            .text
+            .get(start..byte)
+            .map_or(byte - start, |s| s.chars().count())
+            + 1;
+        Pos { line, column, byte }
+    }
+
+    /// The range of a byte span.
+    pub fn range(&self, span: Bytes<usize>) -> Range {
+        Range {
+            filename: self.name.clone(),
+            start: self.pos(span.start),
+            end: self.pos(span.end),
+        }
+    }
+
+    /// The text of line `line` (1-based), without its newline.
+    pub fn line(&self, line: usize) -> &str {
+        let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.text.len(), |&e| e.saturating_sub(1));
+        self.text
+            .get(start..end)
+            .unwrap_or("")
+            .trim_end_matches('\r')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_lines_and_characters_from_one() {
+        let f = SourceFile::new("main.tf", "ab\n  é = x\n");
+        assert_eq!(
+            f.pos(0),
+            Pos {
+                line: 1,
+                column: 1,
+                byte: 0
+            }
+        );
+        let at_x = f.text().find('x').unwrap();
+        assert_eq!(f.pos(at_x).line, 2);
+        assert_eq!(f.pos(at_x).column, 7);
+        assert_eq!(f.line(2), "  é = x");
+        assert_eq!(f.line(3), "");
+        let r = f.range(0..2);
+        assert_eq!(r.to_string(), "main.tf:1,1-3");
+    }
+}
