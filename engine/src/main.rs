@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use engine::diag;
 use engine::eval::{self, format, Diagnostic, Scope};
 use std::io::{BufRead, Write};
 
@@ -30,6 +31,16 @@ enum Command {
     /// error, every line gets its answer.
     Console {
         /// Print errors without colour or box drawing.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
+    /// Check the configuration in the working directory (or -chdir) the
+    /// way `terraform validate` does, without touching any live object.
+    Validate {
+        /// Print the result in terraform's JSON format.
+        #[arg(long)]
+        json: bool,
+        /// Print without colour or box drawing.
         #[arg(long = "no-color")]
         no_color: bool,
     },
@@ -64,6 +75,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Console { no_color } => return ExitCode::from(console(no_color)),
+        Command::Validate { json, no_color } => return validate(json, no_color),
         Command::Providers {
             command: ProvidersCommand::Schema { json: _ },
         } => return report(providers_schema()),
@@ -92,6 +104,57 @@ fn providers_schema() -> anyhow::Result<()> {
     writeln!(out)?;
     out.flush()?;
     Ok(())
+}
+
+/// `choudoufu validate`: exit 0 when valid, 1 when not.
+fn validate(json: bool, no_color: bool) -> ExitCode {
+    use engine::provider::{cache::SchemaCache, plugin::LaunchOptions};
+    let run = || -> anyhow::Result<engine::validate::Validation> {
+        let root = std::env::current_dir()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(runtime.block_on(engine::validate::validate(
+            &root,
+            SchemaCache::from_env().as_ref(),
+            &LaunchOptions::from_env(),
+            engine::validate::Depth {
+                provider_checks: true,
+            },
+        )))
+    };
+    let v = match run() {
+        Ok(v) => v,
+        Err(e) => return report(Err(e)),
+    };
+    let d = &v.diagnostics;
+    if json {
+        let doc = serde_json::json!({
+            "format_version": "1.0",
+            "valid": v.is_valid(),
+            "error_count": d.errors(),
+            "warning_count": d.warnings(),
+            "diagnostics": d.iter().map(|x| diag::to_json(x, &v.sources)).collect::<Vec<_>>(),
+        });
+        println!("{doc:#}");
+    } else {
+        eprint!(
+            "{}",
+            diag::render_all(d, &v.sources, diag::Style::new(!no_color))
+        );
+        if v.is_valid() {
+            if no_color {
+                println!("Success! The configuration is valid.\n");
+            } else {
+                println!("\x1b[32m\x1b[1mSuccess!\x1b[0m The configuration is valid.\x1b[0m\n");
+            }
+        }
+    }
+    if v.is_valid() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// Prints an error with its chain of causes, terraform style, and maps it to
@@ -170,58 +233,29 @@ fn console(no_color: bool) -> u8 {
 
 /// An error as terraform renders it for console input.
 fn render_diagnostic(d: &Diagnostic, no_color: bool) -> String {
-    let body = [
-        String::new(),
-        "  on <console-input> line 1:".to_string(),
-        "  (source code not available)".to_string(),
-        String::new(),
-    ];
+    use engine::source::{Pos, Range};
+    let line1 = Pos {
+        line: 1,
+        column: 1,
+        byte: 0,
+    };
+    let at = Range {
+        filename: "<console-input>".into(),
+        start: line1,
+        end: line1,
+    };
+    let d = diag::Diagnostic::error(d.summary.clone(), d.detail.clone()).at(at);
+    let out = diag::render(
+        &d,
+        &diag::Sources::default(),
+        diag::Style {
+            color: !no_color,
+            width: 77,
+        },
+    );
     if no_color {
-        let mut out = format!("\nError: {}\n", d.summary);
-        for l in body {
-            out.push_str(&l);
-            out.push('\n');
-        }
-        for l in wrap(&d.detail, 77) {
-            out.push_str(&l);
-            out.push('\n');
-        }
-        out.push('\n');
-        return out;
+        out
+    } else {
+        format!("{out}\x1b[0m\x1b[0m\n")
     }
-    let bar = "\x1b[31m│\x1b[0m \x1b[0m";
-    let mut out = String::from("\x1b[31m\x1b[31m╷\x1b[0m\x1b[0m\n");
-    out.push_str(&format!(
-        "{bar}\x1b[1m\x1b[31mError: \x1b[0m\x1b[0m\x1b[1m{}\x1b[0m\n",
-        d.summary
-    ));
-    out.push_str(&format!("{bar}\n{bar}\x1b[0m  on <console-input> line 1:\n{bar}  (source code not available)\n{bar}\n"));
-    for l in wrap(&d.detail, 75) {
-        out.push_str(&format!("{bar}{l}\n"));
-    }
-    out.push_str("\x1b[31m╵\x1b[0m\x1b[0m\n\x1b[0m\x1b[0m\n");
-    out
-}
-
-/// Greedy word wrap of each line of `text` at `width` columns, as
-/// terraform wraps diagnostic details; indented lines are left alone.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    for para in text.split('\n') {
-        if para.starts_with(' ') {
-            lines.push(para.to_string());
-            continue;
-        }
-        let mut cur = String::new();
-        for word in para.split(' ') {
-            if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
-                lines.push(std::mem::take(&mut cur));
-            } else if !cur.is_empty() {
-                cur.push(' ');
-            }
-            cur.push_str(word);
-        }
-        lines.push(cur);
-    }
-    lines
 }

@@ -7,10 +7,13 @@
 //! a [`Scope`], and does no I/O beyond the filesystem functions. Unknown
 //! values and the sensitive mark propagate through everything it computes.
 
+pub mod body;
 pub mod diag;
 pub mod expr;
 pub mod format;
 pub mod funcs;
+pub mod inputs;
+pub mod module;
 
 pub use diag::Diagnostic;
 pub use expr::Scope;

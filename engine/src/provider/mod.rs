@@ -23,6 +23,7 @@ pub mod msgpack;
 pub mod plugin;
 pub mod proposed;
 pub mod requirements;
+pub mod resolve;
 pub mod schema;
 mod tls;
 
@@ -258,6 +259,8 @@ pub enum SchemasError {
     Discovery(#[from] discovery::DiscoveryError),
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    #[error("{reason}")]
+    Config { reason: String },
 }
 
 /// The schema of every provider the root's `required_providers` names,

@@ -7,3 +7,4 @@ mod console_corpus;
 mod fake_plugins;
 mod live_provider;
 mod support;
+mod validate;

@@ -1,0 +1,72 @@
+//! The providers a loaded module needs, found and with their schemas: the
+//! `required_providers` entries, and the `hashicorp/<name>` provider
+//! terraform implies for any other local name a resource or provider block
+//! uses.
+
+use super::cache::SchemaCache;
+use super::discovery::{FoundProvider, Places, ProviderSource, VersionConstraint};
+use super::plugin::LaunchOptions;
+use super::schema::ProviderSchema;
+use super::{load_schema, SchemasError};
+use crate::config::Module;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One provider a module uses, by its local name.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub local_name: String,
+    pub found: FoundProvider,
+    pub schema: Arc<ProviderSchema>,
+}
+
+/// Every provider `module` uses, by local name.
+pub async fn for_module(
+    module: &Module,
+    cache: Option<&SchemaCache>,
+    options: &LaunchOptions,
+) -> Result<BTreeMap<String, Resolved>, SchemasError> {
+    let mut wanted: BTreeMap<String, (ProviderSource, VersionConstraint)> = BTreeMap::new();
+    let invalid = |name: &str, e: &dyn std::fmt::Display| SchemasError::Config {
+        reason: format!("required provider {name:?}: {e}"),
+    };
+    for (name, rp) in &module.required_providers {
+        let source: ProviderSource = rp
+            .source
+            .as_deref()
+            .unwrap_or(name)
+            .parse()
+            .map_err(|e| invalid(name, &e))?;
+        let constraint = match &rp.version {
+            Some(v) => v.parse().map_err(|e| invalid(name, &e))?,
+            None => VersionConstraint::default(),
+        };
+        wanted.insert(name.clone(), (source, constraint));
+    }
+    let used = module
+        .resources
+        .values()
+        .map(|r| r.provider_ref().name)
+        .chain(module.providers.keys().map(|p| p.name.clone()));
+    for name in used {
+        if let std::collections::btree_map::Entry::Vacant(slot) = wanted.entry(name.clone()) {
+            let source: ProviderSource = name.parse().map_err(|e| invalid(&name, &e))?;
+            slot.insert((source, VersionConstraint::default()));
+        }
+    }
+    let places = Places::for_root(&module.dir)?;
+    let mut out = BTreeMap::new();
+    for (name, (source, constraint)) in wanted {
+        let found = places.find(&source, &constraint)?;
+        let schema = load_schema(&found.executable, cache, options).await?;
+        out.insert(
+            name.clone(),
+            Resolved {
+                local_name: name,
+                found,
+                schema: Arc::new(schema),
+            },
+        );
+    }
+    Ok(out)
+}

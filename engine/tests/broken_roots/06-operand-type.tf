@@ -1,0 +1,3 @@
+locals {
+  size = "large" + 1
+}

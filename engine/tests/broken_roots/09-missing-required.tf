@@ -1,0 +1,4 @@
+resource "aws_ssm_parameter" "p" {
+  name  = "/app/p"
+  value = "v"
+}

@@ -1,0 +1,4 @@
+resource "aws_sqs_queue" "q" {
+  count = -1
+  name  = "q-${count.index}"
+}

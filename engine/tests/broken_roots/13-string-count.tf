@@ -1,0 +1,4 @@
+resource "aws_sqs_queue" "q" {
+  count = "three"
+  name  = "q-${count.index}"
+}

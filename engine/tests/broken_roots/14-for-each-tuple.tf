@@ -1,0 +1,4 @@
+resource "aws_sqs_queue" "q" {
+  for_each = ["a", "b"]
+  name     = each.key
+}

@@ -1,0 +1,7 @@
+variable "name" {
+  type = string
+}
+
+variable "name" {
+  type = string
+}

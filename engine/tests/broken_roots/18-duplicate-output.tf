@@ -1,0 +1,7 @@
+output "url" {
+  value = "a"
+}
+
+output "url" {
+  value = "b"
+}

@@ -1,0 +1,7 @@
+resource "aws_s3_bucket" "b" {
+  bucket = "b"
+
+  encryption {
+    index_document = "index.html"
+  }
+}

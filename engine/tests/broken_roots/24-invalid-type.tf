@@ -1,0 +1,3 @@
+variable "names" {
+  type = list(strin)
+}

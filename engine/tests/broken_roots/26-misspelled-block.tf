@@ -1,0 +1,3 @@
+resourse "aws_sqs_queue" "q" {
+  name = "q"
+}
