@@ -610,6 +610,7 @@ fn attribute(a: pb::schema::Attribute) -> Result<Attribute, String> {
     let ty = Type::from_json_bytes(&a.r#type).map_err(|e| format!("attribute {}: {e}", a.name))?;
     Ok(Attribute {
         ty,
+        nested_type: None,
         description_kind: description_kind(a.description_kind()),
         description: a.description,
         required: a.required,

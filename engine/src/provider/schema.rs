@@ -62,10 +62,16 @@ pub struct Block {
     pub deprecated: bool,
 }
 
+/// An attribute. Its values have type `ty`; for a nested attribute
+/// (protocol 6) `ty` is the type `nested_type` implies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attribute {
     #[serde(rename = "type")]
     pub ty: Type,
+    /// The attributes of the objects a nested attribute holds, and how
+    /// they nest; `None` for an attribute declared by its type alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_type: Option<NestedType>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     #[serde(default, skip_serializing_if = "DescriptionKind::is_plain")]
@@ -86,6 +92,65 @@ pub struct Attribute {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// The objects a nested attribute holds (protocol 6): their attributes,
+/// and whether the attribute is one object or a list, set or map of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NestedType {
+    pub nesting: ObjectNesting,
+    pub attributes: BTreeMap<String, Attribute>,
+}
+
+/// How a nested attribute holds its objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectNesting {
+    Single,
+    List,
+    Set,
+    Map,
+}
+
+impl ObjectNesting {
+    fn as_str(self) -> &'static str {
+        match self {
+            ObjectNesting::Single => "single",
+            ObjectNesting::List => "list",
+            ObjectNesting::Set => "set",
+            ObjectNesting::Map => "map",
+        }
+    }
+}
+
+impl NestedType {
+    /// The type of the attribute's values, as terraform's configschema
+    /// declares it: an object (a list, set or map of objects for those
+    /// nestings) whose optional and computed attributes are optional, so
+    /// configuration may leave them out.
+    pub fn implied_type(&self) -> Type {
+        let attributes = self
+            .attributes
+            .iter()
+            .map(|(name, a)| (name.clone(), a.ty.clone()))
+            .collect();
+        let optional = self
+            .attributes
+            .iter()
+            .filter(|(_, a)| a.optional || a.computed)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let object = Type::Object {
+            attributes,
+            optional,
+        };
+        match self.nesting {
+            ObjectNesting::Single => object,
+            ObjectNesting::List => Type::list(object),
+            ObjectNesting::Set => Type::set(object),
+            ObjectNesting::Map => Type::map(object),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -363,7 +428,11 @@ impl Serialize for AttributeJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let a = self.0;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("type", &a.ty)?;
+        // A nested attribute shows its nested type instead of its type.
+        match &a.nested_type {
+            None => map.serialize_entry("type", &a.ty)?,
+            Some(nested) => map.serialize_entry("nested_type", &NestedTypeJson(nested))?,
+        }
         if !a.description.is_empty() {
             map.serialize_entry("description", &a.description)?;
         }
@@ -380,6 +449,23 @@ impl Serialize for AttributeJson<'_> {
                 map.serialize_entry(key, &true)?;
             }
         }
+        map.end()
+    }
+}
+
+struct NestedTypeJson<'a>(&'a NestedType);
+
+impl Serialize for NestedTypeJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let n = self.0;
+        let mut map = s.serialize_map(None)?;
+        if !n.attributes.is_empty() {
+            map.serialize_entry(
+                "attributes",
+                &Entries(n.attributes.iter().map(|(k, a)| (k, AttributeJson(a)))),
+            )?;
+        }
+        map.serialize_entry("nesting_mode", n.nesting.as_str())?;
         map.end()
     }
 }
@@ -439,6 +525,7 @@ mod tests {
     fn attr(ty: Type) -> Attribute {
         Attribute {
             ty,
+            nested_type: None,
             description: String::new(),
             description_kind: DescriptionKind::Plain,
             required: false,
@@ -526,5 +613,46 @@ mod tests {
             json!({"summary": "s", "return_type": "bool",
                    "parameters": [{"name": "arn", "description": "An ARN", "type": "string"}]})
         );
+    }
+    #[test]
+    fn nested_attributes_imply_object_types_and_render_like_terraform() {
+        let mut inner = attr(Type::String);
+        inner.required = true;
+        inner.optional = false;
+        let nested = NestedType {
+            nesting: ObjectNesting::List,
+            attributes: [
+                ("name".to_string(), inner),
+                ("size".to_string(), attr(Type::Number)),
+            ]
+            .into(),
+        };
+        let ty = nested.implied_type();
+        assert_eq!(
+            ty.to_json(),
+            json!(["list", ["object", {"name": "string", "size": "number"}, ["size"]]])
+        );
+        let a = Attribute {
+            ty,
+            nested_type: Some(nested),
+            ..attr(Type::Dynamic)
+        };
+        assert_eq!(
+            serde_json::to_value(AttributeJson(&a)).unwrap(),
+            json!({
+                "nested_type": {
+                    "attributes": {
+                        "name": {"type": "string", "description_kind": "plain", "required": true},
+                        "size": {"type": "number", "description_kind": "plain", "optional": true}
+                    },
+                    "nesting_mode": "list"
+                },
+                "description_kind": "plain",
+                "optional": true
+            })
+        );
+        // The stored form keeps the nested type.
+        let stored: Attribute = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        assert_eq!(stored, a);
     }
 }
