@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::value::{Type, Value};
+use super::diagnostic::{AttributePath, PathStep};
+use crate::value::{Kind, Type, Value};
 
 /// Everything a provider declares about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -292,6 +293,84 @@ impl Block {
             });
         }
         Value::object(given)
+    }
+}
+
+impl Block {
+    /// The paths in `value` (an object of this block) where a write-only
+    /// attribute holds something other than null: what a provider must
+    /// never return in a plan or a state.
+    pub fn non_null_write_only(&self, value: &Value) -> Vec<AttributePath> {
+        let mut found = Vec::new();
+        write_only_in_block(self, value, &mut Vec::new(), &mut found);
+        found
+    }
+}
+
+fn write_only_in_block(
+    block: &Block,
+    value: &Value,
+    path: &mut Vec<PathStep>,
+    found: &mut Vec<AttributePath>,
+) {
+    write_only_in_attributes(&block.attributes, value, path, found);
+    for (name, nested) in &block.block_types {
+        if let Some(v) = value.get(name) {
+            path.push(PathStep::Attribute(name.clone()));
+            for_each_element(v, path, &mut |element, path| {
+                write_only_in_block(&nested.block, element, path, found)
+            });
+            path.pop();
+        }
+    }
+}
+
+fn write_only_in_attributes(
+    attributes: &BTreeMap<String, Attribute>,
+    value: &Value,
+    path: &mut Vec<PathStep>,
+    found: &mut Vec<AttributePath>,
+) {
+    for (name, attribute) in attributes {
+        let Some(v) = value.get(name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        path.push(PathStep::Attribute(name.clone()));
+        if attribute.write_only {
+            found.push(AttributePath(path.clone()));
+        } else if let Some(nested) = &attribute.nested_type {
+            for_each_element(v, path, &mut |element, path| {
+                write_only_in_attributes(&nested.attributes, element, path, found)
+            });
+        }
+        path.pop();
+    }
+}
+
+/// Calls `f` with each object a nested block or attribute value holds:
+/// the value itself, or each element with its index or key in the path.
+fn for_each_element(
+    value: &Value,
+    path: &mut Vec<PathStep>,
+    f: &mut dyn FnMut(&Value, &mut Vec<PathStep>),
+) {
+    match &value.kind {
+        Kind::Object(_) => f(value, path),
+        Kind::List(_, items) | Kind::Set(_, items) | Kind::Tuple(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(PathStep::Index(i as i64));
+                f(item, path);
+                path.pop();
+            }
+        }
+        Kind::Map(_, items) => {
+            for (k, item) in items {
+                path.push(PathStep::Key(k.clone()));
+                f(item, path);
+                path.pop();
+            }
+        }
+        _ => {}
     }
 }
 
@@ -654,5 +733,54 @@ mod tests {
         // The stored form keeps the nested type.
         let stored: Attribute = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
         assert_eq!(stored, a);
+    }
+    #[test]
+    fn write_only_values_are_found_at_any_depth() {
+        let mut password = attr(Type::String);
+        password.write_only = true;
+        let nested = NestedType {
+            nesting: ObjectNesting::Map,
+            attributes: [("secret".to_string(), password.clone())].into(),
+        };
+        let mut block = Block::default();
+        block.attributes.insert("password".into(), password);
+        block.attributes.insert(
+            "users".into(),
+            Attribute {
+                ty: nested.implied_type(),
+                nested_type: Some(nested),
+                ..attr(Type::Dynamic)
+            },
+        );
+        let users = |secret: Value| {
+            let t = Type::object([("secret".to_string(), Type::String)].into());
+            Value::map(
+                t,
+                [(
+                    "ann".to_string(),
+                    Value::object([("secret".to_string(), secret)].into()),
+                )]
+                .into(),
+            )
+        };
+        let value = |password: Value, secret: Value| {
+            Value::object(
+                [
+                    ("password".to_string(), password),
+                    ("users".to_string(), users(secret)),
+                ]
+                .into(),
+            )
+        };
+        let null = Value::null(Type::String);
+        assert!(block
+            .non_null_write_only(&value(null.clone(), null.clone()))
+            .is_empty());
+        let found = block.non_null_write_only(&value(
+            Value::unknown(Type::String),
+            Value::string("s3cret"),
+        ));
+        let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["password", "users[\"ann\"].secret"]);
     }
 }
