@@ -4,6 +4,11 @@
 //! The model is filled from the plugin protocol by [`super::grpc`] (the only
 //! place that sees wire types) and stored by [`super::cache`]; everything
 //! else in the engine reads schemas through these types.
+//!
+//! Protocol 6's nested attributes keep their [`NestedType`] beside the
+//! type it implies, so code that only needs types reads `Attribute::ty`
+//! whatever the protocol. Write-only attributes are flagged, and
+//! [`Block::non_null_write_only`] finds values a provider must not return.
 
 use std::collections::BTreeMap;
 
