@@ -7,7 +7,7 @@
 //! handshake's negotiated version picks the client. The two protocols
 //! share most messages (protocol 6 reuses the protocol 5 types for them,
 //! see build.rs) and name their requests' fields alike, so each call is
-//! written once for both ([`call!`]); only schema attributes, which gained
+//! written once for both (`call!`); only schema attributes, which gained
 //! nested types in protocol 6, are converted per protocol.
 
 use std::collections::BTreeMap;
@@ -86,7 +86,8 @@ macro_rules! call {
 }
 
 /// What the engine tells providers it supports: write-only attributes
-/// (as terraform 1.11 does), not deferred changes.
+/// (as terraform 1.11 does, so providers accept them in configuration),
+/// not deferred changes.
 fn client_capabilities() -> Option<pb5::ClientCapabilities> {
     Some(pb5::ClientCapabilities {
         deferral_allowed: false,
@@ -257,8 +258,9 @@ impl GrpcProvider {
         msgpack::decode(&value.msgpack, ty).map_err(|e| self.decode_error(method, e.to_string()))
     }
 
-    /// Fails when an object a provider returned holds a value for a
-    /// write-only attribute, as terraform refuses such a plan or result.
+    /// Fails when an object a provider returned (planned, applied, read or
+    /// imported) holds a value for a write-only attribute, as terraform
+    /// refuses it.
     fn check_write_only(
         &self,
         method: &'static str,
@@ -414,12 +416,11 @@ impl Provider for GrpcProvider {
         let mut imported = Vec::new();
         for (type_name, state, private) in resources {
             // An import may return objects of other types too.
-            let ty = self.resource_type(METHOD, &type_name).await?;
+            let (schema, ty) = self.resource_schema(METHOD, &type_name).await?;
+            let value = self.decode(METHOD, state, &ty)?;
+            self.check_write_only(METHOD, &schema, &type_name, &value)?;
             imported.push(ImportedResource {
-                state: ResourceState {
-                    value: self.decode(METHOD, state, &ty)?,
-                    private,
-                },
+                state: ResourceState { value, private },
                 type_name,
             });
         }
