@@ -379,7 +379,8 @@ impl Provider for GrpcProvider {
     async fn configure(&mut self, config: &Value) -> Result<(), ProviderError> {
         let method = self.method("Configure", "ConfigureProvider");
         let ty = self.known_schema().await?.provider.block.implied_type();
-        call!(self, method,
+        call! {
+            self, method,
             configure(pb5::configure::Request),
             configure_provider(pb6::configure_provider::Request),
             {
@@ -387,7 +388,8 @@ impl Provider for GrpcProvider {
                 config: Some(self.encode(method, config, &ty)?),
                 client_capabilities: client_capabilities(),
             },
-            |response| self.check(method, response.diagnostics))
+            |response| self.check(method, response.diagnostics)
+        }
     }
 
     async fn import_resource_state(
@@ -397,22 +399,24 @@ impl Provider for GrpcProvider {
     ) -> Result<Vec<ImportedResource>, ProviderError> {
         const METHOD: &str = "ImportResourceState";
         self.resource_type(METHOD, type_name).await?;
-        let resources = call!(self, METHOD,
-        import_resource_state(pb5::import_resource_state::Request),
-        import_resource_state(pb6::import_resource_state::Request),
-        {
-            type_name: type_name.into(),
-            id: id.into(),
-            client_capabilities: client_capabilities(),
-        },
-        |response| {
-            self.check(METHOD, response.diagnostics)?;
-            response
-                .imported_resources
-                .into_iter()
-                .map(|r| (r.type_name, r.state, r.private))
-                .collect::<Vec<_>>()
-        });
+        let resources = call! {
+            self, METHOD,
+            import_resource_state(pb5::import_resource_state::Request),
+            import_resource_state(pb6::import_resource_state::Request),
+            {
+                type_name: type_name.into(),
+                id: id.into(),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                response
+                    .imported_resources
+                    .into_iter()
+                    .map(|r| (r.type_name, r.state, r.private))
+                    .collect::<Vec<_>>()
+            }
+        };
         let mut imported = Vec::new();
         for (type_name, state, private) in resources {
             // An import may return objects of other types too.
@@ -435,20 +439,22 @@ impl Provider for GrpcProvider {
     ) -> Result<Value, ProviderError> {
         const METHOD: &str = "UpgradeResourceState";
         let ty = self.resource_type(METHOD, type_name).await?;
-        call!(self, METHOD,
-        upgrade_resource_state(pb5::upgrade_resource_state::Request),
-        upgrade_resource_state(pb6::upgrade_resource_state::Request),
-        {
-            type_name: type_name.into(),
-            version,
-            raw_state: Some(pb5::RawState {
-                json: raw_json.to_vec(),
-            }),
-        },
-        |response| {
-            self.check(METHOD, response.diagnostics)?;
-            self.decode(METHOD, response.upgraded_state, &ty)
-        })
+        call! {
+            self, METHOD,
+            upgrade_resource_state(pb5::upgrade_resource_state::Request),
+            upgrade_resource_state(pb6::upgrade_resource_state::Request),
+            {
+                type_name: type_name.into(),
+                version,
+                raw_state: Some(pb5::RawState {
+                    json: raw_json.to_vec(),
+                }),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                self.decode(METHOD, response.upgraded_state, &ty)
+            }
+        }
     }
 
     async fn prepare_provider_config(&mut self, config: &Value) -> Result<Value, ProviderError> {
@@ -492,7 +498,8 @@ impl Provider for GrpcProvider {
     ) -> Result<(), ProviderError> {
         let method = self.method("ValidateResourceTypeConfig", "ValidateResourceConfig");
         let ty = self.resource_type(method, type_name).await?;
-        call!(self, method,
+        call! {
+            self, method,
             validate_resource_type_config(pb5::validate_resource_type_config::Request),
             validate_resource_config(pb6::validate_resource_config::Request),
             {
@@ -500,7 +507,8 @@ impl Provider for GrpcProvider {
                 config: Some(self.encode(method, config, &ty)?),
                 client_capabilities: client_capabilities(),
             },
-            |response| self.check(method, response.diagnostics))
+            |response| self.check(method, response.diagnostics)
+        }
     }
 
     async fn validate_data_source_config(
@@ -510,14 +518,16 @@ impl Provider for GrpcProvider {
     ) -> Result<(), ProviderError> {
         let method = self.method("ValidateDataSourceConfig", "ValidateDataResourceConfig");
         let ty = self.data_source_type(method, type_name).await?;
-        call!(self, method,
+        call! {
+            self, method,
             validate_data_source_config(pb5::validate_data_source_config::Request),
             validate_data_resource_config(pb6::validate_data_resource_config::Request),
             {
                 type_name: type_name.into(),
                 config: Some(self.encode(method, config, &ty)?),
             },
-            |response| self.check(method, response.diagnostics))
+            |response| self.check(method, response.diagnostics)
+        }
     }
 
     async fn plan_resource_change(
@@ -529,31 +539,33 @@ impl Provider for GrpcProvider {
     ) -> Result<PlannedChange, ProviderError> {
         const METHOD: &str = "PlanResourceChange";
         let (schema, ty) = self.resource_schema(METHOD, type_name).await?;
-        let planned = call!(self, METHOD,
-        plan_resource_change(pb5::plan_resource_change::Request),
-        plan_resource_change(pb6::plan_resource_change::Request),
-        {
-            type_name: type_name.into(),
-            prior_state: Some(self.encode(METHOD, &prior.value, &ty)?),
-            proposed_new_state: Some(self.encode(METHOD, proposed_new, &ty)?),
-            config: Some(self.encode(METHOD, config, &ty)?),
-            prior_private: prior.private.clone(),
-            provider_meta: Some(self.no_provider_meta(METHOD)?),
-            client_capabilities: client_capabilities(),
-        },
-        |response| {
-            self.check(METHOD, response.diagnostics)?;
-            PlannedChange {
-                planned_state: self.decode(METHOD, response.planned_state, &ty)?,
-                requires_replace: response
-                    .requires_replace
-                    .into_iter()
-                    .map(attribute_path)
-                    .collect(),
-                planned_private: response.planned_private,
-                legacy_type_system: response.legacy_type_system,
+        let planned = call! {
+            self, METHOD,
+            plan_resource_change(pb5::plan_resource_change::Request),
+            plan_resource_change(pb6::plan_resource_change::Request),
+            {
+                type_name: type_name.into(),
+                prior_state: Some(self.encode(METHOD, &prior.value, &ty)?),
+                proposed_new_state: Some(self.encode(METHOD, proposed_new, &ty)?),
+                config: Some(self.encode(METHOD, config, &ty)?),
+                prior_private: prior.private.clone(),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                PlannedChange {
+                    planned_state: self.decode(METHOD, response.planned_state, &ty)?,
+                    requires_replace: response
+                        .requires_replace
+                        .into_iter()
+                        .map(attribute_path)
+                        .collect(),
+                    planned_private: response.planned_private,
+                    legacy_type_system: response.legacy_type_system,
+                }
             }
-        });
+        };
         self.check_write_only(METHOD, &schema, type_name, &planned.planned_state)?;
         Ok(planned)
     }
@@ -567,21 +579,23 @@ impl Provider for GrpcProvider {
     ) -> Result<Option<ResourceState>, ProviderError> {
         const METHOD: &str = "ApplyResourceChange";
         let (schema, ty) = self.resource_schema(METHOD, type_name).await?;
-        let (value, private) = call!(self, METHOD,
-        apply_resource_change(pb5::apply_resource_change::Request),
-        apply_resource_change(pb6::apply_resource_change::Request),
-        {
-            type_name: type_name.into(),
-            prior_state: Some(self.encode(METHOD, prior, &ty)?),
-            planned_state: Some(self.encode(METHOD, &planned.planned_state, &ty)?),
-            config: Some(self.encode(METHOD, config, &ty)?),
-            planned_private: planned.planned_private.clone(),
-            provider_meta: Some(self.no_provider_meta(METHOD)?),
-        },
-        |response| {
-            self.check(METHOD, response.diagnostics)?;
-            (self.decode(METHOD, response.new_state, &ty)?, response.private)
-        });
+        let (value, private) = call! {
+            self, METHOD,
+            apply_resource_change(pb5::apply_resource_change::Request),
+            apply_resource_change(pb6::apply_resource_change::Request),
+            {
+                type_name: type_name.into(),
+                prior_state: Some(self.encode(METHOD, prior, &ty)?),
+                planned_state: Some(self.encode(METHOD, &planned.planned_state, &ty)?),
+                config: Some(self.encode(METHOD, config, &ty)?),
+                planned_private: planned.planned_private.clone(),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                (self.decode(METHOD, response.new_state, &ty)?, response.private)
+            }
+        };
         self.check_write_only(METHOD, &schema, type_name, &value)?;
         Ok((!value.is_null()).then_some(ResourceState { value, private }))
     }
@@ -593,19 +607,21 @@ impl Provider for GrpcProvider {
     ) -> Result<Value, ProviderError> {
         const METHOD: &str = "ReadDataSource";
         let ty = self.data_source_type(METHOD, type_name).await?;
-        call!(self, METHOD,
-        read_data_source(pb5::read_data_source::Request),
-        read_data_source(pb6::read_data_source::Request),
-        {
-            type_name: type_name.into(),
-            config: Some(self.encode(METHOD, config, &ty)?),
-            provider_meta: Some(self.no_provider_meta(METHOD)?),
-            client_capabilities: client_capabilities(),
-        },
-        |response| {
-            self.check(METHOD, response.diagnostics)?;
-            self.decode(METHOD, response.state, &ty)
-        })
+        call! {
+            self, METHOD,
+            read_data_source(pb5::read_data_source::Request),
+            read_data_source(pb6::read_data_source::Request),
+            {
+                type_name: type_name.into(),
+                config: Some(self.encode(METHOD, config, &ty)?),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                self.decode(METHOD, response.state, &ty)
+            }
+        }
     }
 
     async fn read_resource(
@@ -615,20 +631,22 @@ impl Provider for GrpcProvider {
     ) -> Result<Option<ResourceState>, ProviderError> {
         const METHOD: &str = "ReadResource";
         let (schema, ty) = self.resource_schema(METHOD, type_name).await?;
-        let (value, private) = call!(self, METHOD,
-        read_resource(pb5::read_resource::Request),
-        read_resource(pb6::read_resource::Request),
-        {
-            type_name: type_name.into(),
-            current_state: Some(self.encode(METHOD, &current.value, &ty)?),
-            private: current.private.clone(),
-            provider_meta: Some(self.no_provider_meta(METHOD)?),
-            client_capabilities: client_capabilities(),
-        },
-        |response| {
-            self.check(METHOD, response.diagnostics)?;
-            (self.decode(METHOD, response.new_state, &ty)?, response.private)
-        });
+        let (value, private) = call! {
+            self, METHOD,
+            read_resource(pb5::read_resource::Request),
+            read_resource(pb6::read_resource::Request),
+            {
+                type_name: type_name.into(),
+                current_state: Some(self.encode(METHOD, &current.value, &ty)?),
+                private: current.private.clone(),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                (self.decode(METHOD, response.new_state, &ty)?, response.private)
+            }
+        };
         self.check_write_only(METHOD, &schema, type_name, &value)?;
         Ok((!value.is_null()).then_some(ResourceState { value, private }))
     }
