@@ -1,9 +1,14 @@
-//! The tfplugin5 client: the one module that sees the protocol's wire types.
+//! The plugin protocol client, for protocols 5 and 6: the one module that
+//! sees the protocol's wire types.
 //!
-//! Generated messages stay in the private `pb` module; every request is
-//! built and every response converted here, into the types of
-//! [`super::schema`], [`super::value`] and [`super::diagnostic`]. Protocol 6 plugins are
-//! recognised by the handshake but not driven yet.
+//! Generated messages stay in the private `pb5` and `pb6` modules; every
+//! request is built and every response converted here, into the types of
+//! [`super::schema`], [`crate::value`] and [`super::diagnostic`]. The
+//! handshake's negotiated version picks the client. The two protocols
+//! share most messages (protocol 6 reuses the protocol 5 types for them,
+//! see build.rs) and name their requests' fields alike, so each call is
+//! written once for both (`call!`); only schema attributes, which gained
+//! nested types in protocol 6, are converted per protocol.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,11 +18,11 @@ use super::diagnostic::{AttributePath, Diagnostic, PathStep, Severity};
 use super::msgpack;
 use super::plugin::{Plugin, MAX_MESSAGE_SIZE};
 use super::schema::{
-    Attribute, Block, Capabilities, DescriptionKind, Function, NestedBlock, Nesting, Parameter,
-    ProviderSchema, Schema,
+    Attribute, Block, Capabilities, DescriptionKind, Function, NestedBlock, NestedType, Nesting,
+    ObjectNesting, Parameter, ProviderSchema, Schema,
 };
 use super::{
-    ImportedResource, PlannedChange, Provider, ProviderError, ResourceState,
+    ImportedResource, PlannedChange, Provider, ProviderError, ResourceState, Stopper,
     TERRAFORM_COMPAT_VERSION,
 };
 use crate::value::{Type, Value};
@@ -25,15 +30,74 @@ use crate::value::{Type, Value};
 // The protocol wraps each call's Request and Response in a message used
 // only as a namespace (such as `GetProviderSchema`), never built itself.
 #[allow(dead_code)]
-mod pb {
+mod pb5 {
     tonic::include_proto!("tfplugin5");
 }
 
-type Client = pb::provider_client::ProviderClient<tonic::transport::Channel>;
+#[allow(dead_code)]
+mod pb6 {
+    tonic::include_proto!("tfplugin6");
+}
 
-/// A provider plugin driven over protocol 5. Calls that carry values need
-/// the schema: the one [`GrpcProvider::with_schema`] gave, else the one
-/// the first such call asks for.
+/// The client of the protocol the plugin chose.
+#[derive(Clone)]
+enum Client {
+    V5(pb5::provider_client::ProviderClient<tonic::transport::Channel>),
+    V6(pb6::provider_client::ProviderClient<tonic::transport::Channel>),
+}
+
+impl Client {
+    fn protocol(&self) -> u32 {
+        match self {
+            Client::V5(_) => 5,
+            Client::V6(_) => 6,
+        }
+    }
+}
+
+/// Makes one call in whichever protocol the client speaks: `rpc5` or
+/// `rpc6` with a request built from the same field list (both protocols
+/// name the fields alike and share their types), the response bound to
+/// `$r` and read by the same expression. Evaluates to the expression's
+/// value; a failed call returns [`ProviderError::Rpc`] from the caller.
+macro_rules! call {
+    ($self:ident, $method:expr,
+     $rpc5:ident($($req5:ident)::+), $rpc6:ident($($req6:ident)::+),
+     { $($field:tt)* }, |$r:ident| $read:expr) => {
+        match $self.client.clone() {
+            Client::V5(mut client) => {
+                let $r = client
+                    .$rpc5($($req5)::+ { $($field)* })
+                    .await
+                    .map_err(|status| $self.rpc_error($method, status))?
+                    .into_inner();
+                $read
+            }
+            Client::V6(mut client) => {
+                let $r = client
+                    .$rpc6($($req6)::+ { $($field)* })
+                    .await
+                    .map_err(|status| $self.rpc_error($method, status))?
+                    .into_inner();
+                $read
+            }
+        }
+    };
+}
+
+/// What the engine tells providers it supports: write-only attributes
+/// (as terraform 1.11 does, so providers accept them in configuration),
+/// not deferred changes.
+fn client_capabilities() -> Option<pb5::ClientCapabilities> {
+    Some(pb5::ClientCapabilities {
+        deferral_allowed: false,
+        write_only_attributes_allowed: true,
+    })
+}
+
+/// A provider plugin driven over protocol 5 or 6. Calls that carry values
+/// need the schema: the one [`GrpcProvider::with_schema`] gave, else the
+/// one the first such call asks for.
 pub struct GrpcProvider {
     plugin: Plugin,
     client: Client,
@@ -41,23 +105,38 @@ pub struct GrpcProvider {
 }
 
 impl GrpcProvider {
-    /// Wraps a launched plugin; refuses one that chose a protocol other
-    /// than 5 in its handshake.
+    /// Wraps a launched plugin, speaking the protocol it chose in its
+    /// handshake; refuses any but 5 and 6.
     pub fn new(plugin: Plugin) -> Result<GrpcProvider, ProviderError> {
-        if plugin.protocol() != 5 {
-            return Err(ProviderError::UnsupportedProtocol {
-                binary: plugin.binary().into(),
-                protocol: plugin.protocol(),
-            });
-        }
-        let client = Client::new(plugin.channel())
-            .max_decoding_message_size(MAX_MESSAGE_SIZE)
-            .max_encoding_message_size(MAX_MESSAGE_SIZE);
+        let channel = plugin.channel();
+        let client = match plugin.protocol() {
+            5 => Client::V5(
+                pb5::provider_client::ProviderClient::new(channel)
+                    .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                    .max_encoding_message_size(MAX_MESSAGE_SIZE),
+            ),
+            6 => Client::V6(
+                pb6::provider_client::ProviderClient::new(channel)
+                    .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                    .max_encoding_message_size(MAX_MESSAGE_SIZE),
+            ),
+            protocol => {
+                return Err(ProviderError::UnsupportedProtocol {
+                    binary: plugin.binary().into(),
+                    protocol,
+                })
+            }
+        };
         Ok(GrpcProvider {
             plugin,
             client,
             schema: None,
         })
+    }
+
+    /// The plugin protocol this provider is driven over (5 or 6).
+    pub fn protocol(&self) -> u32 {
+        self.client.protocol()
     }
 
     /// Uses a schema obtained earlier (from the cache) instead of asking.
@@ -77,12 +156,12 @@ impl GrpcProvider {
         Ok(schema)
     }
 
-    /// The implied type of a resource type's state.
-    async fn resource_type(
+    /// The schema of a resource type, and the implied type of its state.
+    async fn resource_schema(
         &mut self,
         method: &'static str,
         type_name: &str,
-    ) -> Result<Type, ProviderError> {
+    ) -> Result<(Arc<ProviderSchema>, Type), ProviderError> {
         let schema = self.known_schema().await?;
         let resource =
             schema
@@ -94,7 +173,17 @@ impl GrpcProvider {
                     what: "resource type",
                     name: type_name.into(),
                 })?;
-        Ok(resource.block.implied_type())
+        let ty = resource.block.implied_type();
+        Ok((schema, ty))
+    }
+
+    /// The implied type of a resource type's state.
+    async fn resource_type(
+        &mut self,
+        method: &'static str,
+        type_name: &str,
+    ) -> Result<Type, ProviderError> {
+        Ok(self.resource_schema(method, type_name).await?.1)
     }
 
     /// The implied type of a data source's configuration and result.
@@ -117,12 +206,11 @@ impl GrpcProvider {
         Ok(data_source.block.implied_type())
     }
 
-    /// A handle that cancels this provider's calls in flight (the Stop
-    /// RPC) from another task; the provider keeps running.
-    pub fn stop_handle(&self) -> StopHandle {
-        StopHandle {
-            client: self.client.clone(),
-            binary: self.plugin.binary().into(),
+    /// The protocol's name for a call.
+    fn method(&self, v5: &'static str, v6: &'static str) -> &'static str {
+        match self.client {
+            Client::V5(_) => v5,
+            Client::V6(_) => v6,
         }
     }
 
@@ -131,22 +219,28 @@ impl GrpcProvider {
         method: &'static str,
         value: &Value,
         ty: &Type,
-    ) -> Result<pb::DynamicValue, ProviderError> {
+    ) -> Result<pb5::DynamicValue, ProviderError> {
         let msgpack = msgpack::encode(value, ty).map_err(|e| ProviderError::Encode {
             binary: self.plugin.binary().into(),
             method,
             reason: e.to_string(),
         })?;
-        Ok(pb::DynamicValue {
+        Ok(pb5::DynamicValue {
             msgpack,
             json: Vec::new(),
         })
     }
 
+    /// No provider_meta block: a null of the dynamic type, as terraform
+    /// sends.
+    fn no_provider_meta(&self, method: &'static str) -> Result<pb5::DynamicValue, ProviderError> {
+        self.encode(method, &Value::null(Type::Dynamic), &Type::Dynamic)
+    }
+
     fn decode(
         &self,
         method: &'static str,
-        value: Option<pb::DynamicValue>,
+        value: Option<pb5::DynamicValue>,
         ty: &Type,
     ) -> Result<Value, ProviderError> {
         let Some(value) = value else {
@@ -164,11 +258,36 @@ impl GrpcProvider {
         msgpack::decode(&value.msgpack, ty).map_err(|e| self.decode_error(method, e.to_string()))
     }
 
+    /// Fails when an object a provider returned (planned, applied, read or
+    /// imported) holds a value for a write-only attribute, as terraform
+    /// refuses it.
+    fn check_write_only(
+        &self,
+        method: &'static str,
+        schema: &ProviderSchema,
+        type_name: &str,
+        value: &Value,
+    ) -> Result<(), ProviderError> {
+        let Some(resource) = schema.resources.get(type_name) else {
+            return Ok(());
+        };
+        let paths = resource.block.non_null_write_only(value);
+        if paths.is_empty() {
+            return Ok(());
+        }
+        Err(ProviderError::WriteOnlySet {
+            binary: self.plugin.binary().into(),
+            method,
+            type_name: type_name.into(),
+            paths,
+        })
+    }
+
     /// Logs warnings; fails on errors.
     fn check(
         &self,
         method: &'static str,
-        diagnostics: Vec<pb::Diagnostic>,
+        diagnostics: Vec<pb5::Diagnostic>,
     ) -> Result<(), ProviderError> {
         let diagnostics = self::diagnostics(diagnostics);
         for warning in diagnostics
@@ -214,38 +333,63 @@ impl GrpcProvider {
 }
 
 impl Provider for GrpcProvider {
+    type Stop = StopHandle;
+
+    /// A handle that cancels this provider's calls in flight (the Stop or
+    /// StopProvider RPC) from another task; the provider keeps running.
+    fn stop_handle(&self) -> StopHandle {
+        StopHandle {
+            client: self.client.clone(),
+            binary: self.plugin.binary().into(),
+        }
+    }
+
     async fn schema(&mut self) -> Result<ProviderSchema, ProviderError> {
-        const METHOD: &str = "GetSchema";
+        let method = self.method("GetSchema", "GetProviderSchema");
         let started = Instant::now();
-        let mut response = self
-            .client
-            .get_schema(pb::get_provider_schema::Request {})
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
+        let rpc_error = |status| self.rpc_error(method, status);
+        let (diagnostics, schema) = match self.client.clone() {
+            Client::V5(mut client) => {
+                let mut response = client
+                    .get_schema(pb5::get_provider_schema::Request {})
+                    .await
+                    .map_err(rpc_error)?
+                    .into_inner();
+                let diagnostics = std::mem::take(&mut response.diagnostics);
+                (diagnostics, from_v5::provider_schema(response))
+            }
+            Client::V6(mut client) => {
+                let mut response = client
+                    .get_provider_schema(pb6::get_provider_schema::Request {})
+                    .await
+                    .map_err(rpc_error)?
+                    .into_inner();
+                let diagnostics = std::mem::take(&mut response.diagnostics);
+                (diagnostics, from_v6::provider_schema(response))
+            }
+        };
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
-            "GetSchema answered"
+            "{method} answered"
         );
-        self.check(METHOD, std::mem::take(&mut response.diagnostics))?;
-        provider_schema(response).map_err(|reason| self.decode_error(METHOD, reason))
+        self.check(method, diagnostics)?;
+        schema.map_err(|reason| self.decode_error(method, reason))
     }
 
     async fn configure(&mut self, config: &Value) -> Result<(), ProviderError> {
-        const METHOD: &str = "Configure";
+        let method = self.method("Configure", "ConfigureProvider");
         let ty = self.known_schema().await?.provider.block.implied_type();
-        let request = pb::configure::Request {
-            terraform_version: TERRAFORM_COMPAT_VERSION.into(),
-            config: Some(self.encode(METHOD, config, &ty)?),
-            client_capabilities: Some(pb::ClientCapabilities::default()),
-        };
-        let response = self
-            .client
-            .configure(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)
+        call! {
+            self, method,
+            configure(pb5::configure::Request),
+            configure_provider(pb6::configure_provider::Request),
+            {
+                terraform_version: TERRAFORM_COMPAT_VERSION.into(),
+                config: Some(self.encode(method, config, &ty)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| self.check(method, response.diagnostics)
+        }
     }
 
     async fn import_resource_state(
@@ -255,28 +399,33 @@ impl Provider for GrpcProvider {
     ) -> Result<Vec<ImportedResource>, ProviderError> {
         const METHOD: &str = "ImportResourceState";
         self.resource_type(METHOD, type_name).await?;
-        let request = pb::import_resource_state::Request {
-            type_name: type_name.into(),
-            id: id.into(),
-            client_capabilities: Some(pb::ClientCapabilities::default()),
+        let resources = call! {
+            self, METHOD,
+            import_resource_state(pb5::import_resource_state::Request),
+            import_resource_state(pb6::import_resource_state::Request),
+            {
+                type_name: type_name.into(),
+                id: id.into(),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                response
+                    .imported_resources
+                    .into_iter()
+                    .map(|r| (r.type_name, r.state, r.private))
+                    .collect::<Vec<_>>()
+            }
         };
-        let response = self
-            .client
-            .import_resource_state(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)?;
         let mut imported = Vec::new();
-        for resource in response.imported_resources {
+        for (type_name, state, private) in resources {
             // An import may return objects of other types too.
-            let ty = self.resource_type(METHOD, &resource.type_name).await?;
+            let (schema, ty) = self.resource_schema(METHOD, &type_name).await?;
+            let value = self.decode(METHOD, state, &ty)?;
+            self.check_write_only(METHOD, &schema, &type_name, &value)?;
             imported.push(ImportedResource {
-                state: ResourceState {
-                    value: self.decode(METHOD, resource.state, &ty)?,
-                    private: resource.private,
-                },
-                type_name: resource.type_name,
+                state: ResourceState { value, private },
+                type_name,
             });
         }
         Ok(imported)
@@ -290,37 +439,56 @@ impl Provider for GrpcProvider {
     ) -> Result<Value, ProviderError> {
         const METHOD: &str = "UpgradeResourceState";
         let ty = self.resource_type(METHOD, type_name).await?;
-        let request = pb::upgrade_resource_state::Request {
-            type_name: type_name.into(),
-            version,
-            raw_state: Some(pb::RawState {
-                json: raw_json.to_vec(),
-            }),
-        };
-        let response = self
-            .client
-            .upgrade_resource_state(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)?;
-        self.decode(METHOD, response.upgraded_state, &ty)
+        call! {
+            self, METHOD,
+            upgrade_resource_state(pb5::upgrade_resource_state::Request),
+            upgrade_resource_state(pb6::upgrade_resource_state::Request),
+            {
+                type_name: type_name.into(),
+                version,
+                raw_state: Some(pb5::RawState {
+                    json: raw_json.to_vec(),
+                }),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                self.decode(METHOD, response.upgraded_state, &ty)
+            }
+        }
     }
 
     async fn prepare_provider_config(&mut self, config: &Value) -> Result<Value, ProviderError> {
-        const METHOD: &str = "PrepareProviderConfig";
         let ty = self.known_schema().await?.provider.block.implied_type();
-        let request = pb::prepare_provider_config::Request {
-            config: Some(self.encode(METHOD, config, &ty)?),
-        };
-        let response = self
-            .client
-            .prepare_provider_config(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)?;
-        self.decode(METHOD, response.prepared_config, &ty)
+        match self.client.clone() {
+            Client::V5(mut client) => {
+                const METHOD: &str = "PrepareProviderConfig";
+                let request = pb5::prepare_provider_config::Request {
+                    config: Some(self.encode(METHOD, config, &ty)?),
+                };
+                let response = client
+                    .prepare_provider_config(request)
+                    .await
+                    .map_err(|status| self.rpc_error(METHOD, status))?
+                    .into_inner();
+                self.check(METHOD, response.diagnostics)?;
+                self.decode(METHOD, response.prepared_config, &ty)
+            }
+            // Protocol 6 only validates; the configuration is used as given,
+            // as terraform uses it.
+            Client::V6(mut client) => {
+                const METHOD: &str = "ValidateProviderConfig";
+                let request = pb6::validate_provider_config::Request {
+                    config: Some(self.encode(METHOD, config, &ty)?),
+                };
+                let response = client
+                    .validate_provider_config(request)
+                    .await
+                    .map_err(|status| self.rpc_error(METHOD, status))?
+                    .into_inner();
+                self.check(METHOD, response.diagnostics)?;
+                Ok(config.clone())
+            }
+        }
     }
 
     async fn validate_resource_config(
@@ -328,19 +496,19 @@ impl Provider for GrpcProvider {
         type_name: &str,
         config: &Value,
     ) -> Result<(), ProviderError> {
-        const METHOD: &str = "ValidateResourceTypeConfig";
-        let ty = self.resource_type(METHOD, type_name).await?;
-        let request = pb::validate_resource_type_config::Request {
-            type_name: type_name.into(),
-            config: Some(self.encode(METHOD, config, &ty)?),
-        };
-        let response = self
-            .client
-            .validate_resource_type_config(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)
+        let method = self.method("ValidateResourceTypeConfig", "ValidateResourceConfig");
+        let ty = self.resource_type(method, type_name).await?;
+        call! {
+            self, method,
+            validate_resource_type_config(pb5::validate_resource_type_config::Request),
+            validate_resource_config(pb6::validate_resource_config::Request),
+            {
+                type_name: type_name.into(),
+                config: Some(self.encode(method, config, &ty)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| self.check(method, response.diagnostics)
+        }
     }
 
     async fn validate_data_source_config(
@@ -348,19 +516,18 @@ impl Provider for GrpcProvider {
         type_name: &str,
         config: &Value,
     ) -> Result<(), ProviderError> {
-        const METHOD: &str = "ValidateDataSourceConfig";
-        let ty = self.data_source_type(METHOD, type_name).await?;
-        let request = pb::validate_data_source_config::Request {
-            type_name: type_name.into(),
-            config: Some(self.encode(METHOD, config, &ty)?),
-        };
-        let response = self
-            .client
-            .validate_data_source_config(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)
+        let method = self.method("ValidateDataSourceConfig", "ValidateDataResourceConfig");
+        let ty = self.data_source_type(method, type_name).await?;
+        call! {
+            self, method,
+            validate_data_source_config(pb5::validate_data_source_config::Request),
+            validate_data_resource_config(pb6::validate_data_resource_config::Request),
+            {
+                type_name: type_name.into(),
+                config: Some(self.encode(method, config, &ty)?),
+            },
+            |response| self.check(method, response.diagnostics)
+        }
     }
 
     async fn plan_resource_change(
@@ -371,37 +538,36 @@ impl Provider for GrpcProvider {
         config: &Value,
     ) -> Result<PlannedChange, ProviderError> {
         const METHOD: &str = "PlanResourceChange";
-        let ty = self.resource_type(METHOD, type_name).await?;
-        let request = pb::plan_resource_change::Request {
-            type_name: type_name.into(),
-            prior_state: Some(self.encode(METHOD, &prior.value, &ty)?),
-            proposed_new_state: Some(self.encode(METHOD, proposed_new, &ty)?),
-            config: Some(self.encode(METHOD, config, &ty)?),
-            prior_private: prior.private.clone(),
-            provider_meta: Some(self.encode(
-                METHOD,
-                &Value::null(Type::Dynamic),
-                &Type::Dynamic,
-            )?),
-            client_capabilities: Some(pb::ClientCapabilities::default()),
+        let (schema, ty) = self.resource_schema(METHOD, type_name).await?;
+        let planned = call! {
+            self, METHOD,
+            plan_resource_change(pb5::plan_resource_change::Request),
+            plan_resource_change(pb6::plan_resource_change::Request),
+            {
+                type_name: type_name.into(),
+                prior_state: Some(self.encode(METHOD, &prior.value, &ty)?),
+                proposed_new_state: Some(self.encode(METHOD, proposed_new, &ty)?),
+                config: Some(self.encode(METHOD, config, &ty)?),
+                prior_private: prior.private.clone(),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                PlannedChange {
+                    planned_state: self.decode(METHOD, response.planned_state, &ty)?,
+                    requires_replace: response
+                        .requires_replace
+                        .into_iter()
+                        .map(attribute_path)
+                        .collect(),
+                    planned_private: response.planned_private,
+                    legacy_type_system: response.legacy_type_system,
+                }
+            }
         };
-        let response = self
-            .client
-            .plan_resource_change(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)?;
-        Ok(PlannedChange {
-            planned_state: self.decode(METHOD, response.planned_state, &ty)?,
-            requires_replace: response
-                .requires_replace
-                .into_iter()
-                .map(attribute_path)
-                .collect(),
-            planned_private: response.planned_private,
-            legacy_type_system: response.legacy_type_system,
-        })
+        self.check_write_only(METHOD, &schema, type_name, &planned.planned_state)?;
+        Ok(planned)
     }
 
     async fn apply_resource_change(
@@ -412,31 +578,26 @@ impl Provider for GrpcProvider {
         config: &Value,
     ) -> Result<Option<ResourceState>, ProviderError> {
         const METHOD: &str = "ApplyResourceChange";
-        let ty = self.resource_type(METHOD, type_name).await?;
-        let request = pb::apply_resource_change::Request {
-            type_name: type_name.into(),
-            prior_state: Some(self.encode(METHOD, prior, &ty)?),
-            planned_state: Some(self.encode(METHOD, &planned.planned_state, &ty)?),
-            config: Some(self.encode(METHOD, config, &ty)?),
-            planned_private: planned.planned_private.clone(),
-            provider_meta: Some(self.encode(
-                METHOD,
-                &Value::null(Type::Dynamic),
-                &Type::Dynamic,
-            )?),
+        let (schema, ty) = self.resource_schema(METHOD, type_name).await?;
+        let (value, private) = call! {
+            self, METHOD,
+            apply_resource_change(pb5::apply_resource_change::Request),
+            apply_resource_change(pb6::apply_resource_change::Request),
+            {
+                type_name: type_name.into(),
+                prior_state: Some(self.encode(METHOD, prior, &ty)?),
+                planned_state: Some(self.encode(METHOD, &planned.planned_state, &ty)?),
+                config: Some(self.encode(METHOD, config, &ty)?),
+                planned_private: planned.planned_private.clone(),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                (self.decode(METHOD, response.new_state, &ty)?, response.private)
+            }
         };
-        let response = self
-            .client
-            .apply_resource_change(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)?;
-        let value = self.decode(METHOD, response.new_state, &ty)?;
-        Ok((!value.is_null()).then_some(ResourceState {
-            value,
-            private: response.private,
-        }))
+        self.check_write_only(METHOD, &schema, type_name, &value)?;
+        Ok((!value.is_null()).then_some(ResourceState { value, private }))
     }
 
     async fn read_data_source(
@@ -446,24 +607,21 @@ impl Provider for GrpcProvider {
     ) -> Result<Value, ProviderError> {
         const METHOD: &str = "ReadDataSource";
         let ty = self.data_source_type(METHOD, type_name).await?;
-        let request = pb::read_data_source::Request {
-            type_name: type_name.into(),
-            config: Some(self.encode(METHOD, config, &ty)?),
-            provider_meta: Some(self.encode(
-                METHOD,
-                &Value::null(Type::Dynamic),
-                &Type::Dynamic,
-            )?),
-            client_capabilities: Some(pb::ClientCapabilities::default()),
-        };
-        let response = self
-            .client
-            .read_data_source(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)?;
-        self.decode(METHOD, response.state, &ty)
+        call! {
+            self, METHOD,
+            read_data_source(pb5::read_data_source::Request),
+            read_data_source(pb6::read_data_source::Request),
+            {
+                type_name: type_name.into(),
+                config: Some(self.encode(METHOD, config, &ty)?),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                self.decode(METHOD, response.state, &ty)
+            }
+        }
     }
 
     async fn read_resource(
@@ -472,32 +630,25 @@ impl Provider for GrpcProvider {
         current: &ResourceState,
     ) -> Result<Option<ResourceState>, ProviderError> {
         const METHOD: &str = "ReadResource";
-        let ty = self.resource_type(METHOD, type_name).await?;
-        let request = pb::read_resource::Request {
-            type_name: type_name.into(),
-            current_state: Some(self.encode(METHOD, &current.value, &ty)?),
-            private: current.private.clone(),
-            // No provider_meta block: a null of the dynamic type, as
-            // terraform sends.
-            provider_meta: Some(self.encode(
-                METHOD,
-                &Value::null(Type::Dynamic),
-                &Type::Dynamic,
-            )?),
-            client_capabilities: Some(pb::ClientCapabilities::default()),
+        let (schema, ty) = self.resource_schema(METHOD, type_name).await?;
+        let (value, private) = call! {
+            self, METHOD,
+            read_resource(pb5::read_resource::Request),
+            read_resource(pb6::read_resource::Request),
+            {
+                type_name: type_name.into(),
+                current_state: Some(self.encode(METHOD, &current.value, &ty)?),
+                private: current.private.clone(),
+                provider_meta: Some(self.no_provider_meta(METHOD)?),
+                client_capabilities: client_capabilities(),
+            },
+            |response| {
+                self.check(METHOD, response.diagnostics)?;
+                (self.decode(METHOD, response.new_state, &ty)?, response.private)
+            }
         };
-        let response = self
-            .client
-            .read_resource(request)
-            .await
-            .map_err(|status| self.rpc_error(METHOD, status))?
-            .into_inner();
-        self.check(METHOD, response.diagnostics)?;
-        let value = self.decode(METHOD, response.new_state, &ty)?;
-        Ok((!value.is_null()).then_some(ResourceState {
-            value,
-            private: response.private,
-        }))
+        self.check_write_only(METHOD, &schema, type_name, &value)?;
+        Ok((!value.is_null()).then_some(ResourceState { value, private }))
     }
 }
 
@@ -508,108 +659,162 @@ pub struct StopHandle {
     binary: std::path::PathBuf,
 }
 
-impl StopHandle {
-    /// Sends Stop; the calls in flight then return, usually with errors.
-    pub async fn stop(&self) -> Result<(), ProviderError> {
-        let response = self
-            .client
-            .clone()
-            .stop(pb::stop::Request {})
-            .await
-            .map_err(|status| ProviderError::Rpc {
-                binary: self.binary.clone(),
-                method: "Stop",
-                code: format!("{:?}", status.code()),
-                message: status.message().to_string(),
-            })?
-            .into_inner();
-        if response.error.is_empty() {
+impl Stopper for StopHandle {
+    /// Sends Stop (StopProvider in protocol 6); the calls in flight then
+    /// return, usually with errors.
+    async fn stop(&self) -> Result<(), ProviderError> {
+        let rpc_error = |method, status: tonic::Status| ProviderError::Rpc {
+            binary: self.binary.clone(),
+            method,
+            code: format!("{:?}", status.code()),
+            message: status.message().to_string(),
+        };
+        let error = match self.client.clone() {
+            Client::V5(mut client) => {
+                client
+                    .stop(pb5::stop::Request {})
+                    .await
+                    .map_err(|status| rpc_error("Stop", status))?
+                    .into_inner()
+                    .error
+            }
+            Client::V6(mut client) => {
+                client
+                    .stop_provider(pb6::stop_provider::Request {})
+                    .await
+                    .map_err(|status| rpc_error("StopProvider", status))?
+                    .into_inner()
+                    .error
+            }
+        };
+        if error.is_empty() {
             Ok(())
         } else {
             Err(ProviderError::Stop {
                 binary: self.binary.clone(),
-                message: response.error,
+                message: error,
             })
         }
     }
 }
 
-fn provider_schema(r: pb::get_provider_schema::Response) -> Result<ProviderSchema, String> {
-    let schemas = |map: std::collections::HashMap<String, pb::Schema>| {
-        map.into_iter()
-            .map(|(name, s)| {
-                let converted = schema(s).map_err(|e| format!("{name}: {e}"))?;
-                Ok((name, converted))
-            })
-            .collect::<Result<BTreeMap<_, _>, String>>()
+/// Converts a protocol's schema messages into the schema model. The two
+/// protocols' schema messages differ only in their attributes, converted
+/// by the function given; everything else is written once here.
+macro_rules! schema_conversion {
+    ($module:ident, $pb:ident, $attribute:path) => {
+        mod $module {
+            use super::*;
+
+            pub(super) fn provider_schema(
+                r: $pb::get_provider_schema::Response,
+            ) -> Result<ProviderSchema, String> {
+                let schemas = |map: std::collections::HashMap<String, $pb::Schema>| {
+                    map.into_iter()
+                        .map(|(name, s)| {
+                            let converted = schema(s).map_err(|e| format!("{name}: {e}"))?;
+                            Ok((name, converted))
+                        })
+                        .collect::<Result<BTreeMap<_, _>, String>>()
+                };
+                let functions = r
+                    .functions
+                    .into_iter()
+                    .map(|(name, f)| {
+                        let converted = function(f).map_err(|e| format!("function {name}: {e}"))?;
+                        Ok((name, converted))
+                    })
+                    .collect::<Result<BTreeMap<_, _>, String>>()?;
+                let caps = r.server_capabilities.unwrap_or_default();
+                Ok(ProviderSchema {
+                    provider: schema(r.provider.unwrap_or_default())
+                        .map_err(|e| format!("provider: {e}"))?,
+                    resources: schemas(r.resource_schemas)?,
+                    data_sources: schemas(r.data_source_schemas)?,
+                    ephemeral_resources: schemas(r.ephemeral_resource_schemas)?,
+                    functions,
+                    provider_meta: r
+                        .provider_meta
+                        .filter(|m| m.block.is_some())
+                        .map(schema)
+                        .transpose()
+                        .map_err(|e| format!("provider_meta: {e}"))?,
+                    capabilities: Capabilities {
+                        plan_destroy: caps.plan_destroy,
+                        get_provider_schema_optional: caps.get_provider_schema_optional,
+                        move_resource_state: caps.move_resource_state,
+                    },
+                })
+            }
+
+            fn schema(s: $pb::Schema) -> Result<Schema, String> {
+                Ok(Schema {
+                    version: s.version,
+                    block: block(s.block.unwrap_or_default())?,
+                })
+            }
+
+            fn block(b: $pb::schema::Block) -> Result<Block, String> {
+                let description_kind = description_kind(b.description_kind());
+                let attributes = b
+                    .attributes
+                    .into_iter()
+                    .map(|a| {
+                        let name = a.name.clone();
+                        Ok((name, $attribute(a)?))
+                    })
+                    .collect::<Result<_, String>>()?;
+                let block_types = b
+                    .block_types
+                    .into_iter()
+                    .map(|nb| {
+                        let name = nb.type_name.clone();
+                        Ok((name, nested_block(nb)?))
+                    })
+                    .collect::<Result<_, String>>()?;
+                Ok(Block {
+                    attributes,
+                    block_types,
+                    description: b.description,
+                    description_kind,
+                    deprecated: b.deprecated,
+                })
+            }
+
+            fn nested_block(nb: $pb::schema::NestedBlock) -> Result<NestedBlock, String> {
+                use $pb::schema::nested_block::NestingMode;
+                let nesting = match nb.nesting() {
+                    NestingMode::Single => Nesting::Single,
+                    NestingMode::Group => Nesting::Group,
+                    NestingMode::List => Nesting::List,
+                    NestingMode::Set => Nesting::Set,
+                    NestingMode::Map => Nesting::Map,
+                    NestingMode::Invalid => {
+                        return Err(format!("block {}: invalid nesting mode", nb.type_name))
+                    }
+                };
+                let count = |n: i64, what: &str| {
+                    u64::try_from(n).map_err(|_| format!("block {}: negative {what}", nb.type_name))
+                };
+                Ok(NestedBlock {
+                    nesting,
+                    min_items: count(nb.min_items, "min_items")?,
+                    max_items: count(nb.max_items, "max_items")?,
+                    block: block(nb.block.unwrap_or_default())?,
+                })
+            }
+        }
     };
-    let functions = r
-        .functions
-        .into_iter()
-        .map(|(name, f)| {
-            let converted = function(f).map_err(|e| format!("function {name}: {e}"))?;
-            Ok((name, converted))
-        })
-        .collect::<Result<BTreeMap<_, _>, String>>()?;
-    let caps = r.server_capabilities.unwrap_or_default();
-    Ok(ProviderSchema {
-        provider: schema(r.provider.unwrap_or_default()).map_err(|e| format!("provider: {e}"))?,
-        resources: schemas(r.resource_schemas)?,
-        data_sources: schemas(r.data_source_schemas)?,
-        ephemeral_resources: schemas(r.ephemeral_resource_schemas)?,
-        functions,
-        provider_meta: r
-            .provider_meta
-            .filter(|m| m.block.is_some())
-            .map(schema)
-            .transpose()
-            .map_err(|e| format!("provider_meta: {e}"))?,
-        capabilities: Capabilities {
-            plan_destroy: caps.plan_destroy,
-            get_provider_schema_optional: caps.get_provider_schema_optional,
-            move_resource_state: caps.move_resource_state,
-        },
-    })
 }
 
-fn schema(s: pb::Schema) -> Result<Schema, String> {
-    Ok(Schema {
-        version: s.version,
-        block: block(s.block.unwrap_or_default())?,
-    })
-}
+schema_conversion!(from_v5, pb5, attribute_v5);
+schema_conversion!(from_v6, pb6, attribute_v6);
 
-fn block(b: pb::schema::Block) -> Result<Block, String> {
-    let description_kind = description_kind(b.description_kind());
-    let attributes = b
-        .attributes
-        .into_iter()
-        .map(|a| {
-            let name = a.name.clone();
-            Ok((name, attribute(a)?))
-        })
-        .collect::<Result<_, String>>()?;
-    let block_types = b
-        .block_types
-        .into_iter()
-        .map(|nb| {
-            let name = nb.type_name.clone();
-            Ok((name, nested_block(nb)?))
-        })
-        .collect::<Result<_, String>>()?;
-    Ok(Block {
-        attributes,
-        block_types,
-        description: b.description,
-        description_kind,
-        deprecated: b.deprecated,
-    })
-}
-
-fn attribute(a: pb::schema::Attribute) -> Result<Attribute, String> {
+fn attribute_v5(a: pb5::schema::Attribute) -> Result<Attribute, String> {
     let ty = Type::from_json_bytes(&a.r#type).map_err(|e| format!("attribute {}: {e}", a.name))?;
     Ok(Attribute {
         ty,
+        nested_type: None,
         description_kind: description_kind(a.description_kind()),
         description: a.description,
         required: a.required,
@@ -621,30 +826,58 @@ fn attribute(a: pb::schema::Attribute) -> Result<Attribute, String> {
     })
 }
 
-fn nested_block(nb: pb::schema::NestedBlock) -> Result<NestedBlock, String> {
-    use pb::schema::nested_block::NestingMode;
-    let nesting = match nb.nesting() {
-        NestingMode::Single => Nesting::Single,
-        NestingMode::Group => Nesting::Group,
-        NestingMode::List => Nesting::List,
-        NestingMode::Set => Nesting::Set,
-        NestingMode::Map => Nesting::Map,
-        NestingMode::Invalid => {
-            return Err(format!("block {}: invalid nesting mode", nb.type_name))
+/// A protocol 6 attribute: declared by its type, or by a nested type whose
+/// implied type it then has.
+fn attribute_v6(a: pb6::schema::Attribute) -> Result<Attribute, String> {
+    let description_kind = description_kind(a.description_kind());
+    let (ty, nested_type) = match a.nested_type {
+        Some(object) => {
+            let nested = nested_type(object).map_err(|e| format!("attribute {}: {e}", a.name))?;
+            (nested.implied_type(), Some(nested))
         }
+        None => (
+            Type::from_json_bytes(&a.r#type).map_err(|e| format!("attribute {}: {e}", a.name))?,
+            None,
+        ),
     };
-    let count = |n: i64, what: &str| {
-        u64::try_from(n).map_err(|_| format!("block {}: negative {what}", nb.type_name))
-    };
-    Ok(NestedBlock {
-        nesting,
-        min_items: count(nb.min_items, "min_items")?,
-        max_items: count(nb.max_items, "max_items")?,
-        block: block(nb.block.unwrap_or_default())?,
+    Ok(Attribute {
+        ty,
+        nested_type,
+        description_kind,
+        description: a.description,
+        required: a.required,
+        optional: a.optional,
+        computed: a.computed,
+        sensitive: a.sensitive,
+        deprecated: a.deprecated,
+        write_only: a.write_only,
     })
 }
 
-fn function(f: pb::Function) -> Result<Function, String> {
+fn nested_type(object: pb6::schema::Object) -> Result<NestedType, String> {
+    use pb6::schema::object::NestingMode;
+    let nesting = match object.nesting() {
+        NestingMode::Single => ObjectNesting::Single,
+        NestingMode::List => ObjectNesting::List,
+        NestingMode::Set => ObjectNesting::Set,
+        NestingMode::Map => ObjectNesting::Map,
+        NestingMode::Invalid => return Err("invalid nesting mode".into()),
+    };
+    let attributes = object
+        .attributes
+        .into_iter()
+        .map(|a| {
+            let name = a.name.clone();
+            Ok((name, attribute_v6(a)?))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(NestedType {
+        nesting,
+        attributes,
+    })
+}
+
+fn function(f: pb5::Function) -> Result<Function, String> {
     let return_type = f
         .r#return
         .as_ref()
@@ -665,7 +898,7 @@ fn function(f: pb::Function) -> Result<Function, String> {
     })
 }
 
-fn parameter(p: pb::function::Parameter) -> Result<Parameter, String> {
+fn parameter(p: pb5::function::Parameter) -> Result<Parameter, String> {
     Ok(Parameter {
         ty: Type::from_json_bytes(&p.r#type).map_err(|e| format!("parameter {}: {e}", p.name))?,
         description_kind: description_kind(p.description_kind()),
@@ -676,21 +909,21 @@ fn parameter(p: pb::function::Parameter) -> Result<Parameter, String> {
     })
 }
 
-fn description_kind(kind: pb::StringKind) -> DescriptionKind {
+fn description_kind(kind: pb5::StringKind) -> DescriptionKind {
     match kind {
-        pb::StringKind::Plain => DescriptionKind::Plain,
-        pb::StringKind::Markdown => DescriptionKind::Markdown,
+        pb5::StringKind::Plain => DescriptionKind::Plain,
+        pb5::StringKind::Markdown => DescriptionKind::Markdown,
     }
 }
 
-fn diagnostics(ds: Vec<pb::Diagnostic>) -> Vec<Diagnostic> {
+fn diagnostics(ds: Vec<pb5::Diagnostic>) -> Vec<Diagnostic> {
     ds.into_iter()
         .map(|d| Diagnostic {
             severity: match d.severity() {
-                pb::diagnostic::Severity::Warning => Severity::Warning,
+                pb5::diagnostic::Severity::Warning => Severity::Warning,
                 // INVALID is not a severity a provider should send; treat it
                 // as the stricter one.
-                pb::diagnostic::Severity::Error | pb::diagnostic::Severity::Invalid => {
+                pb5::diagnostic::Severity::Error | pb5::diagnostic::Severity::Invalid => {
                     Severity::Error
                 }
             },
@@ -701,8 +934,8 @@ fn diagnostics(ds: Vec<pb::Diagnostic>) -> Vec<Diagnostic> {
         .collect()
 }
 
-fn attribute_path(p: pb::AttributePath) -> AttributePath {
-    use pb::attribute_path::step::Selector;
+fn attribute_path(p: pb5::AttributePath) -> AttributePath {
+    use pb5::attribute_path::step::Selector;
     AttributePath(
         p.steps
             .into_iter()

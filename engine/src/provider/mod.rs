@@ -5,8 +5,8 @@
 //! - [`discovery`] finds the binary where terraform would;
 //! - [`handshake`], [`tls`] and [`plugin`] start it and connect to it the
 //!   way go-plugin's host does;
-//! - [`grpc`] speaks protocol 5 and is the only module that sees wire
-//!   types; the rest of the engine uses the [`Provider`] trait and the
+//! - [`grpc`] speaks protocols 5 and 6 and is the only module that sees
+//!   wire types; the rest of the engine uses the [`Provider`] trait and the
 //!   [`schema`] and [`diagnostic`] models over `crate::value`'s values,
 //!   which [`msgpack`] encodes for the wire;
 //! - [`cache`] keeps decoded schemas keyed by the binary's hash;
@@ -70,9 +70,31 @@ pub struct PlannedChange {
     pub legacy_type_system: bool,
 }
 
+/// Cancels a provider's calls in flight, from any task: obtained from
+/// [`Provider::stop_handle`] before the calls start, since they borrow the
+/// provider.
+pub trait Stopper: Clone + Send + Sync + 'static {
+    /// Asks the provider to cancel what it is doing (terraform's Stop);
+    /// the calls in flight then return, usually with errors, and the
+    /// provider keeps running.
+    fn stop(&self) -> impl Future<Output = Result<(), ProviderError>> + Send;
+}
+
 /// What the engine can ask of a provider. Warnings a call returns are
 /// logged; errors fail the call with [`ProviderError::Diagnostics`].
 pub trait Provider {
+    type Stop: Stopper;
+
+    /// A handle that cancels this provider's calls in flight from another
+    /// task (or from a future joined with the call).
+    fn stop_handle(&self) -> Self::Stop;
+
+    /// Cancels this provider's calls in flight; see [`Stopper::stop`].
+    fn stop(&self) -> impl Future<Output = Result<(), ProviderError>> + Send {
+        let handle = self.stop_handle();
+        async move { handle.stop().await }
+    }
+
     /// The provider's schema: its own configuration, resources, data
     /// sources, ephemeral resources and functions.
     fn schema(&mut self) -> impl Future<Output = Result<ProviderSchema, ProviderError>> + Send;
@@ -166,7 +188,7 @@ pub trait Provider {
 pub enum ProviderError {
     #[error(transparent)]
     Launch(#[from] LaunchError),
-    #[error("provider {}: speaks plugin protocol {protocol}, and the engine drives only protocol 5", binary.display())]
+    #[error("provider {}: speaks plugin protocol {protocol}, and the engine drives only protocols 5 and 6", binary.display())]
     UnsupportedProtocol { binary: PathBuf, protocol: u32 },
     #[error("provider {}: {method} failed ({code}): {message}", binary.display())]
     Rpc {
@@ -189,6 +211,13 @@ pub enum ProviderError {
         method: &'static str,
         what: &'static str,
         name: String,
+    },
+    #[error("provider {}: {method} returned a value for write-only attribute(s) of {type_name}: {}; write-only attributes cannot be read back from a provider", binary.display(), paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    WriteOnlySet {
+        binary: PathBuf,
+        method: &'static str,
+        type_name: String,
+        paths: Vec<AttributePath>,
     },
     #[error("provider {}: could not encode the {method} request: {reason}", binary.display())]
     Encode {

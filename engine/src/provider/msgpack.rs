@@ -781,4 +781,49 @@ mod tests {
         assert!(decode(&[0xa1, b'x'], &Type::Number).is_err());
         assert!(decode(&[0xc0, 0xc0], &Type::String).is_err());
     }
+    #[test]
+    fn nested_attribute_values_travel_by_their_implied_type() {
+        use crate::provider::schema::{Attribute, DescriptionKind, NestedType, ObjectNesting};
+        let leaf = |optional: bool| Attribute {
+            ty: Type::String,
+            nested_type: None,
+            description: String::new(),
+            description_kind: DescriptionKind::Plain,
+            required: !optional,
+            optional,
+            computed: false,
+            sensitive: false,
+            deprecated: false,
+            write_only: false,
+        };
+        let nested = NestedType {
+            nesting: ObjectNesting::Set,
+            attributes: [
+                ("name".to_string(), leaf(false)),
+                ("note".to_string(), leaf(true)),
+            ]
+            .into(),
+        };
+        let t = nested.implied_type();
+        let object = |name: &str| {
+            Value::object(
+                [
+                    ("name".to_string(), s(name)),
+                    ("note".to_string(), Value::null(Type::String)),
+                ]
+                .into(),
+            )
+        };
+        let value = Value::set(
+            t.element().unwrap().without_optional(),
+            vec![object("a"), object("b")],
+        );
+        // Optional attributes are still sent, as null: [{name:"a",note:nil},…].
+        let bytes = round_trip(&value, &t);
+        assert_eq!(&bytes[..3], &[0x92, 0x82, 0xa4]);
+        assert_eq!(
+            decode(&[0xc0], &t).unwrap(),
+            Value::null(t.without_optional())
+        );
+    }
 }

@@ -4,13 +4,19 @@
 //! The model is filled from the plugin protocol by [`super::grpc`] (the only
 //! place that sees wire types) and stored by [`super::cache`]; everything
 //! else in the engine reads schemas through these types.
+//!
+//! Protocol 6's nested attributes keep their [`NestedType`] beside the
+//! type it implies, so code that only needs types reads `Attribute::ty`
+//! whatever the protocol. Write-only attributes are flagged, and
+//! [`Block::non_null_write_only`] finds values a provider must not return.
 
 use std::collections::BTreeMap;
 
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::value::{Type, Value};
+use super::diagnostic::{AttributePath, PathStep};
+use crate::value::{Kind, Type, Value};
 
 /// Everything a provider declares about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,10 +68,16 @@ pub struct Block {
     pub deprecated: bool,
 }
 
+/// An attribute. Its values have type `ty`; for a nested attribute
+/// (protocol 6) `ty` is the type `nested_type` implies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attribute {
     #[serde(rename = "type")]
     pub ty: Type,
+    /// The attributes of the objects a nested attribute holds, and how
+    /// they nest; `None` for an attribute declared by its type alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_type: Option<NestedType>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     #[serde(default, skip_serializing_if = "DescriptionKind::is_plain")]
@@ -86,6 +98,65 @@ pub struct Attribute {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// The objects a nested attribute holds (protocol 6): their attributes,
+/// and whether the attribute is one object or a list, set or map of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NestedType {
+    pub nesting: ObjectNesting,
+    pub attributes: BTreeMap<String, Attribute>,
+}
+
+/// How a nested attribute holds its objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectNesting {
+    Single,
+    List,
+    Set,
+    Map,
+}
+
+impl ObjectNesting {
+    fn as_str(self) -> &'static str {
+        match self {
+            ObjectNesting::Single => "single",
+            ObjectNesting::List => "list",
+            ObjectNesting::Set => "set",
+            ObjectNesting::Map => "map",
+        }
+    }
+}
+
+impl NestedType {
+    /// The type of the attribute's values, as terraform's configschema
+    /// declares it: an object (a list, set or map of objects for those
+    /// nestings) whose optional and computed attributes are optional, so
+    /// configuration may leave them out.
+    pub fn implied_type(&self) -> Type {
+        let attributes = self
+            .attributes
+            .iter()
+            .map(|(name, a)| (name.clone(), a.ty.clone()))
+            .collect();
+        let optional = self
+            .attributes
+            .iter()
+            .filter(|(_, a)| a.optional || a.computed)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let object = Type::Object {
+            attributes,
+            optional,
+        };
+        match self.nesting {
+            ObjectNesting::Single => object,
+            ObjectNesting::List => Type::list(object),
+            ObjectNesting::Set => Type::set(object),
+            ObjectNesting::Map => Type::map(object),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -230,6 +301,84 @@ impl Block {
     }
 }
 
+impl Block {
+    /// The paths in `value` (an object of this block) where a write-only
+    /// attribute holds something other than null: what a provider must
+    /// never return in a plan or a state.
+    pub fn non_null_write_only(&self, value: &Value) -> Vec<AttributePath> {
+        let mut found = Vec::new();
+        write_only_in_block(self, value, &mut Vec::new(), &mut found);
+        found
+    }
+}
+
+fn write_only_in_block(
+    block: &Block,
+    value: &Value,
+    path: &mut Vec<PathStep>,
+    found: &mut Vec<AttributePath>,
+) {
+    write_only_in_attributes(&block.attributes, value, path, found);
+    for (name, nested) in &block.block_types {
+        if let Some(v) = value.get(name) {
+            path.push(PathStep::Attribute(name.clone()));
+            for_each_element(v, path, &mut |element, path| {
+                write_only_in_block(&nested.block, element, path, found)
+            });
+            path.pop();
+        }
+    }
+}
+
+fn write_only_in_attributes(
+    attributes: &BTreeMap<String, Attribute>,
+    value: &Value,
+    path: &mut Vec<PathStep>,
+    found: &mut Vec<AttributePath>,
+) {
+    for (name, attribute) in attributes {
+        let Some(v) = value.get(name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        path.push(PathStep::Attribute(name.clone()));
+        if attribute.write_only {
+            found.push(AttributePath(path.clone()));
+        } else if let Some(nested) = &attribute.nested_type {
+            for_each_element(v, path, &mut |element, path| {
+                write_only_in_attributes(&nested.attributes, element, path, found)
+            });
+        }
+        path.pop();
+    }
+}
+
+/// Calls `f` with each object a nested block or attribute value holds:
+/// the value itself, or each element with its index or key in the path.
+fn for_each_element(
+    value: &Value,
+    path: &mut Vec<PathStep>,
+    f: &mut dyn FnMut(&Value, &mut Vec<PathStep>),
+) {
+    match &value.kind {
+        Kind::Object(_) => f(value, path),
+        Kind::List(_, items) | Kind::Set(_, items) | Kind::Tuple(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(PathStep::Index(i as i64));
+                f(item, path);
+                path.pop();
+            }
+        }
+        Kind::Map(_, items) => {
+            for (k, item) in items {
+                path.push(PathStep::Key(k.clone()));
+                f(item, path);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Terraform's `providers schema -json` document for the given providers
 /// (keyed by full source address), as terraform 1.11 writes it: empty
 /// collections and false or empty fields are left out, as Go's `omitempty`
@@ -363,7 +512,11 @@ impl Serialize for AttributeJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let a = self.0;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("type", &a.ty)?;
+        // A nested attribute shows its nested type instead of its type.
+        match &a.nested_type {
+            None => map.serialize_entry("type", &a.ty)?,
+            Some(nested) => map.serialize_entry("nested_type", &NestedTypeJson(nested))?,
+        }
         if !a.description.is_empty() {
             map.serialize_entry("description", &a.description)?;
         }
@@ -380,6 +533,23 @@ impl Serialize for AttributeJson<'_> {
                 map.serialize_entry(key, &true)?;
             }
         }
+        map.end()
+    }
+}
+
+struct NestedTypeJson<'a>(&'a NestedType);
+
+impl Serialize for NestedTypeJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let n = self.0;
+        let mut map = s.serialize_map(None)?;
+        if !n.attributes.is_empty() {
+            map.serialize_entry(
+                "attributes",
+                &Entries(n.attributes.iter().map(|(k, a)| (k, AttributeJson(a)))),
+            )?;
+        }
+        map.serialize_entry("nesting_mode", n.nesting.as_str())?;
         map.end()
     }
 }
@@ -439,6 +609,7 @@ mod tests {
     fn attr(ty: Type) -> Attribute {
         Attribute {
             ty,
+            nested_type: None,
             description: String::new(),
             description_kind: DescriptionKind::Plain,
             required: false,
@@ -526,5 +697,95 @@ mod tests {
             json!({"summary": "s", "return_type": "bool",
                    "parameters": [{"name": "arn", "description": "An ARN", "type": "string"}]})
         );
+    }
+    #[test]
+    fn nested_attributes_imply_object_types_and_render_like_terraform() {
+        let mut inner = attr(Type::String);
+        inner.required = true;
+        inner.optional = false;
+        let nested = NestedType {
+            nesting: ObjectNesting::List,
+            attributes: [
+                ("name".to_string(), inner),
+                ("size".to_string(), attr(Type::Number)),
+            ]
+            .into(),
+        };
+        let ty = nested.implied_type();
+        assert_eq!(
+            ty.to_json(),
+            json!(["list", ["object", {"name": "string", "size": "number"}, ["size"]]])
+        );
+        let a = Attribute {
+            ty,
+            nested_type: Some(nested),
+            ..attr(Type::Dynamic)
+        };
+        assert_eq!(
+            serde_json::to_value(AttributeJson(&a)).unwrap(),
+            json!({
+                "nested_type": {
+                    "attributes": {
+                        "name": {"type": "string", "description_kind": "plain", "required": true},
+                        "size": {"type": "number", "description_kind": "plain", "optional": true}
+                    },
+                    "nesting_mode": "list"
+                },
+                "description_kind": "plain",
+                "optional": true
+            })
+        );
+        // The stored form keeps the nested type.
+        let stored: Attribute = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        assert_eq!(stored, a);
+    }
+    #[test]
+    fn write_only_values_are_found_at_any_depth() {
+        let mut password = attr(Type::String);
+        password.write_only = true;
+        let nested = NestedType {
+            nesting: ObjectNesting::Map,
+            attributes: [("secret".to_string(), password.clone())].into(),
+        };
+        let mut block = Block::default();
+        block.attributes.insert("password".into(), password);
+        block.attributes.insert(
+            "users".into(),
+            Attribute {
+                ty: nested.implied_type(),
+                nested_type: Some(nested),
+                ..attr(Type::Dynamic)
+            },
+        );
+        let users = |secret: Value| {
+            let t = Type::object([("secret".to_string(), Type::String)].into());
+            Value::map(
+                t,
+                [(
+                    "ann".to_string(),
+                    Value::object([("secret".to_string(), secret)].into()),
+                )]
+                .into(),
+            )
+        };
+        let value = |password: Value, secret: Value| {
+            Value::object(
+                [
+                    ("password".to_string(), password),
+                    ("users".to_string(), users(secret)),
+                ]
+                .into(),
+            )
+        };
+        let null = Value::null(Type::String);
+        assert!(block
+            .non_null_write_only(&value(null.clone(), null.clone()))
+            .is_empty());
+        let found = block.non_null_write_only(&value(
+            Value::unknown(Type::String),
+            Value::string("s3cret"),
+        ));
+        let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["password", "users[\"ann\"].secret"]);
     }
 }

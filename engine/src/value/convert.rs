@@ -181,14 +181,17 @@ fn convert_elements(
             }
         }
     } else {
-        ety.without_optional()
+        ety.clone()
     };
+    // Elements convert to the element type as declared, so the optional
+    // attributes of an object element may be absent; the collection's
+    // element type, like every value's type, has none.
     let e = elems
         .into_iter()
         .enumerate()
         .map(|(i, v)| convert(v, &ety).map_err(|e| e.at(&step(i))))
         .collect::<Result<_, _>>()?;
-    Ok((ety, e))
+    Ok((ety.without_optional(), e))
 }
 
 fn index(i: usize) -> String {
@@ -401,6 +404,25 @@ mod tests {
             ("b".to_string(), Value::bool(true)),
         ]);
         assert!(convert(Value::object(m), &Type::map(Type::Dynamic)).is_err());
+    }
+
+    #[test]
+    fn collection_elements_may_leave_out_optional_attributes() {
+        let element = Type::Object {
+            attributes: [
+                ("port".to_string(), Type::Number),
+                ("id".to_string(), Type::String),
+            ]
+            .into(),
+            optional: ["id".to_string()].into(),
+        };
+        let given = Value::tuple(vec![Value::object(BTreeMap::from([(
+            "port".to_string(),
+            n(80),
+        )]))]);
+        let v = convert(given, &Type::list(element.clone())).unwrap();
+        assert_eq!(v.ty(), Type::list(element.without_optional()));
+        assert!(v.elements().unwrap()[0].get("id").unwrap().is_null());
     }
 
     #[test]

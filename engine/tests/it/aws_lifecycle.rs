@@ -323,6 +323,6 @@ async fn s3_bucket_import_read_create_update_and_delete() {
     assert!(!bucket_names(&moto).contains(&"engine-made".to_string()));
 
     // Stop cancels what is in flight (here nothing) and is answered.
-    provider.stop_handle().stop().await.unwrap();
+    provider.stop().await.unwrap();
     provider.into_plugin().shutdown().await;
 }
