@@ -8,6 +8,7 @@ pub mod config;
 pub mod diag;
 pub mod eval;
 pub mod graph;
+pub mod plan;
 pub mod provider;
 pub mod source;
 pub mod validate;

@@ -1,0 +1,1 @@
+//! A plan in terraform's JSON plan format (`show -json`).

@@ -1,0 +1,116 @@
+//! A plan: what applying the configuration would change in the live
+//! system, instance by instance, as the provider planned it.
+//!
+//! The plan is data. `render` prints it as terraform prints a plan and
+//! `json` writes terraform's JSON plan format (`show -json`); the planner
+//! that fills it in and the apply that carries it out live elsewhere.
+
+pub mod json;
+pub mod render;
+
+use crate::addr::ResourceInstanceAddr;
+use crate::provider::diagnostic::AttributePath;
+use crate::provider::schema::Schema;
+use crate::value::Value;
+use std::sync::Arc;
+
+/// What happens to one resource instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Action {
+    NoOp,
+    Create,
+    /// A data source read during apply (its configuration is not yet known).
+    Read,
+    Update,
+    /// Destroy then create (the default), or create then destroy.
+    Replace { create_before_destroy: bool },
+    Delete,
+}
+
+/// Why an action was chosen, when terraform says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// A replacement forced by attributes the provider cannot update in place.
+    ReplaceBecauseCannotUpdate,
+    /// A replacement forced by `replace_triggered_by`.
+    ReplaceByTriggers,
+    /// A delete because no block declares the instance any more (a swept
+    /// object carrying the estate's marker).
+    DeleteBecauseNoResourceConfig,
+    /// A delete because `count` no longer reaches the instance's index.
+    DeleteBecauseCountIndex,
+    /// A delete because `for_each` no longer has the instance's key.
+    DeleteBecauseEachKey,
+}
+
+/// One instance's change.
+#[derive(Debug, Clone)]
+pub struct ResourceChange {
+    pub addr: ResourceInstanceAddr,
+    /// The address before a `moved` block renamed it, if it was.
+    pub previous_addr: Option<ResourceInstanceAddr>,
+    /// The provider's full address: `registry.terraform.io/hashicorp/aws`.
+    pub provider: String,
+    pub action: Action,
+    pub reason: Option<Reason>,
+    /// The live object before (null or absent for a create).
+    pub before: Option<Value>,
+    /// The object after, as planned: unknown where known only after apply
+    /// (absent for a delete).
+    pub after: Option<Value>,
+    /// The resource type's schema, for rendering (blocks, sensitivity).
+    pub schema: Arc<Schema>,
+    /// Attribute paths whose change forces the replacement.
+    pub replace_paths: Vec<AttributePath>,
+}
+
+/// An output value's change.
+#[derive(Debug, Clone)]
+pub struct OutputChange {
+    pub name: String,
+    pub action: Action,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub sensitive: bool,
+}
+
+/// The whole plan.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// Every instance considered, no-ops included, in address order.
+    pub changes: Vec<ResourceChange>,
+    pub outputs: Vec<OutputChange>,
+    /// A plan made with `-destroy`.
+    pub destroy: bool,
+}
+
+impl Plan {
+    /// Counts to add, change and destroy, as the summary line gives them
+    /// (a replacement counts once as an add and once as a destroy).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let mut add = 0;
+        let mut change = 0;
+        let mut destroy = 0;
+        for c in &self.changes {
+            match c.action {
+                Action::Create => add += 1,
+                Action::Update => change += 1,
+                Action::Replace { .. } => {
+                    add += 1;
+                    destroy += 1;
+                }
+                Action::Delete => destroy += 1,
+                Action::NoOp | Action::Read => {}
+            }
+        }
+        (add, change, destroy)
+    }
+
+    /// Whether applying would change anything in the live system.
+    pub fn has_changes(&self) -> bool {
+        self.changes
+            .iter()
+            .any(|c| !matches!(c.action, Action::NoOp | Action::Read))
+            || self.outputs.iter().any(|o| o.action != Action::NoOp)
+    }
+}
