@@ -4,15 +4,22 @@
 //! through the engine; see ARCHITECTURE.md for the map.
 
 pub mod addr;
+pub mod apply;
+pub mod bind;
 pub mod config;
 pub mod diag;
 pub mod eval;
 pub mod graph;
+pub mod live;
 pub mod plan;
+pub mod planner;
 pub mod provider;
+pub mod record;
+pub mod session;
 pub mod source;
 pub mod validate;
 pub mod value;
+pub mod workspace;
 
 /// The engine's version, as `choudoufu version` prints it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

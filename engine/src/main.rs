@@ -44,12 +44,61 @@ enum Command {
         #[arg(long = "no-color")]
         no_color: bool,
     },
+    /// Show what applying the configuration would change, reading the live
+    /// system as the prior state.
+    Plan {
+        #[command(flatten)]
+        args: PlanArgs,
+        /// Exit 0 with no changes, 1 on error, 2 with changes.
+        #[arg(long = "detailed-exitcode")]
+        detailed_exitcode: bool,
+    },
+    /// Plan, ask for approval, and change the live system.
+    Apply {
+        #[command(flatten)]
+        args: PlanArgs,
+        /// Apply without asking for approval.
+        #[arg(long = "auto-approve")]
+        auto_approve: bool,
+    },
+    /// Destroy every object the estate owns.
+    Destroy {
+        #[command(flatten)]
+        args: PlanArgs,
+        /// Destroy without asking for approval.
+        #[arg(long = "auto-approve")]
+        auto_approve: bool,
+    },
     /// Show information about the providers the root in the working
     /// directory requires.
     Providers {
         #[command(subcommand)]
         command: ProvidersCommand,
     },
+}
+
+/// The options `plan`, `apply` and `destroy` share.
+#[derive(clap::Args, Clone)]
+struct PlanArgs {
+    /// Plan to destroy every object the estate owns.
+    #[arg(long)]
+    destroy: bool,
+    /// Set an input variable: -var 'name=value'.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    vars: Vec<String>,
+    /// Read input variables from a file.
+    #[arg(long = "var-file", value_name = "FILE")]
+    var_files: Vec<std::path::PathBuf>,
+    /// Print without colour.
+    #[arg(long = "no-color")]
+    no_color: bool,
+    /// Ask for no input (accepted for terraform compatibility: the engine
+    /// never prompts for variables).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
+    input: Option<String>,
+    /// Plan without the record store (it is still written on apply).
+    #[arg(long = "no-records")]
+    no_records: bool,
 }
 
 #[derive(Subcommand)]
@@ -76,6 +125,20 @@ fn main() -> ExitCode {
         }
         Command::Console { no_color } => return ExitCode::from(console(no_color)),
         Command::Validate { json, no_color } => return validate(json, no_color),
+        Command::Plan {
+            args,
+            detailed_exitcode,
+        } => return run_plan(&args, Mode::Plan { detailed_exitcode }),
+        Command::Apply { args, auto_approve } => {
+            return run_plan(&args, Mode::Apply { auto_approve })
+        }
+        Command::Destroy {
+            mut args,
+            auto_approve,
+        } => {
+            args.destroy = true;
+            return run_plan(&args, Mode::Apply { auto_approve });
+        }
         Command::Providers {
             command: ProvidersCommand::Schema { json: _ },
         } => return report(providers_schema()),
@@ -104,6 +167,144 @@ fn providers_schema() -> anyhow::Result<()> {
     writeln!(out)?;
     out.flush()?;
     Ok(())
+}
+
+/// What `run_plan` does after planning.
+enum Mode {
+    Plan { detailed_exitcode: bool },
+    Apply { auto_approve: bool },
+}
+
+/// `plan`, `apply` and `destroy`.
+fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
+    use engine::eval::inputs::CliInput;
+    use engine::provider::plugin::LaunchOptions;
+    use engine::workspace::Workspace;
+    let style = diag::Style::new(!args.no_color);
+    let mut cli: Vec<CliInput> = Vec::new();
+    // -var and -var-file keep their command-line order.
+    let raw: Vec<String> = std::env::args().collect();
+    let (mut vars, mut files) = (args.vars.iter(), args.var_files.iter());
+    for a in &raw {
+        if a == "-var" || a == "--var" || a.starts_with("-var=") || a.starts_with("--var=") {
+            if let Some(v) = vars.next() {
+                cli.push(CliInput::Var(v.clone()));
+            }
+        } else if a.starts_with("-var-file") || a.starts_with("--var-file") {
+            if let Some(f) = files.next() {
+                cli.push(CliInput::VarFile(f.clone()));
+            }
+        }
+    }
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return report(Err(e.into())),
+    };
+    let root = match std::env::current_dir() {
+        Ok(r) => r,
+        Err(e) => return report(Err(e.into())),
+    };
+    runtime.block_on(async {
+        let mut ws = match Workspace::open(&root, &cli, &env, LaunchOptions::from_env()).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                eprint!("{}", diag::render_all(&e.diagnostics, &e.sources, style));
+                return ExitCode::FAILURE;
+            }
+        };
+        let sources = ws.module.sources().clone();
+        let req = engine::planner::Request {
+            module: &ws.module,
+            settings: &ws.settings,
+            vars: ws.vars.clone(),
+            destroy: args.destroy,
+            use_records: !args.no_records,
+        };
+        let planned = match engine::planner::plan(&req, &mut ws.sessions, &ws.store).await {
+            Ok(p) => p,
+            Err(d) => {
+                eprint!("{}", diag::render_all(&d, &sources, style));
+                ws.sessions.close().await;
+                return ExitCode::FAILURE;
+            }
+        };
+        eprint!("{}", diag::render_all(&planned.warnings, &sources, style));
+        print!("{}", engine::plan::render::human(&planned.plan, !args.no_color));
+        let code = match mode {
+            Mode::Plan { detailed_exitcode } => {
+                if detailed_exitcode && planned.plan.has_changes() {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            Mode::Apply { auto_approve } => {
+                if !planned.plan.has_changes() {
+                    println!("\n{}", apply_complete(&Default::default(), args.destroy, !args.no_color));
+                    ws.sessions.close().await;
+                    return ExitCode::SUCCESS;
+                }
+                if !auto_approve && !approved(args.destroy) {
+                    println!("\nApply cancelled.");
+                    ws.sessions.close().await;
+                    return ExitCode::FAILURE;
+                }
+                println!();
+                let mut progress = |line: String| println!("{line}");
+                match engine::apply::apply(&req, &planned, &mut ws.sessions, &ws.store, &mut progress).await {
+                    Ok(done) => {
+                        println!("\n{}", apply_complete(&done, args.destroy, !args.no_color));
+                        ExitCode::SUCCESS
+                    }
+                    Err((done, d)) => {
+                        eprint!("{}", diag::render_all(&d, &sources, style));
+                        eprintln!(
+                            "\nApplied before the error: {} added, {} changed, {} destroyed; each is recorded, and the next plan proposes exactly the rest.",
+                            done.added, done.changed, done.destroyed
+                        );
+                        ExitCode::FAILURE
+                    }
+                }
+            }
+        };
+        ws.sessions.close().await;
+        code
+    })
+}
+
+/// terraform's approval prompt; only "yes" approves.
+fn approved(destroy: bool) -> bool {
+    if destroy {
+        println!("\nDo you really want to destroy all resources?\n  Terraform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n");
+    } else {
+        println!("\nDo you want to perform these actions?\n  Terraform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n");
+    }
+    print!("  Enter a value: ");
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().read_line(&mut answer);
+    answer.trim() == "yes"
+}
+
+/// terraform's closing line of an apply.
+fn apply_complete(done: &engine::apply::Applied, destroy: bool, color: bool) -> String {
+    let text = if destroy {
+        format!("Destroy complete! Resources: {} destroyed.", done.destroyed)
+    } else {
+        format!(
+            "Apply complete! Resources: {} added, {} changed, {} destroyed.",
+            done.added, done.changed, done.destroyed
+        )
+    };
+    if color {
+        format!("\x1b[0m\x1b[1m\x1b[32m{text}\x1b[0m")
+    } else {
+        text
+    }
 }
 
 /// `choudoufu validate`: exit 0 when valid, 1 when not.

@@ -279,7 +279,11 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
             return (module, diags);
         }
     };
-    names.sort();
+    // terraform reads primary files first, then override files, each in
+    // lexical order.
+    names.sort_by_key(|p| (is_override(&p.to_string_lossy()), p.clone()));
+    let mut primaries: Vec<(HclBody, SourceFile)> = Vec::new();
+    let mut overrides: Vec<HclBody> = Vec::new();
     for path in names {
         let name = path
             .strip_prefix(dir)
@@ -316,9 +320,18 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
         let file = SourceFile::new(display, text);
         module.sources.add(file.clone());
         match hcl_edit::parser::parse_body(file.text()) {
-            Ok(body) => module.add_file(&body, &file, &mut diags),
+            Ok(body) if is_override(&name) => overrides.push(body),
+            Ok(body) => primaries.push((body, file)),
             Err(e) => diags.push(parse_error(&file, &e)),
         }
+    }
+    for o in &overrides {
+        for (body, _) in &mut primaries {
+            apply_override(body, o);
+        }
+    }
+    for (body, file) in &primaries {
+        module.add_file(body, file, &mut diags);
     }
     module.check_moved_and_providers(&mut diags);
     (module, diags)
@@ -330,8 +343,68 @@ fn is_config_file(p: &Path) -> bool {
         && !name.starts_with('#')
         && !name.ends_with('~')
         && (name.ends_with(".tf") || name.ends_with(".tf.json"))
-        && !name.ends_with("_override.tf")
-        && name != "override.tf"
+}
+
+fn is_override(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    ["override.tf", "override.tf.json"].contains(&name)
+        || name.ends_with("_override.tf")
+        || name.ends_with("_override.tf.json")
+}
+
+/// Merges an override file into a primary file's body, as terraform does
+/// for the blocks an override may name: each `provider`, `resource` and
+/// `data` block of the override that matches a block of the primary (by
+/// type, labels and alias) replaces that block's arguments one by one and
+/// its nested blocks type by type; `locals` replace values of the same
+/// name.
+fn apply_override(primary: &mut HclBody, over: &HclBody) {
+    let alias = |b: &Block| {
+        b.body
+            .get_attribute("alias")
+            .and_then(|a| literal(&a.value))
+    };
+    for ob in over.blocks() {
+        let kind = ob.ident.as_str();
+        if kind == "locals" {
+            for attr in ob.body.attributes() {
+                for pb in primary.get_blocks_mut("locals") {
+                    if pb.body.has_attribute(attr.key.as_str()) {
+                        pb.body.remove_attribute(attr.key.as_str());
+                        pb.body.push(attr.clone());
+                    }
+                }
+            }
+            continue;
+        }
+        if !["provider", "resource", "data"].contains(&kind) {
+            continue;
+        }
+        let labels: Vec<&str> = ob.labels.iter().map(|l| l.as_str()).collect();
+        for pb in primary.get_blocks_mut(kind) {
+            let same = pb
+                .labels
+                .iter()
+                .map(|l| l.as_str())
+                .eq(labels.iter().copied())
+                && (kind != "provider" || alias(pb) == alias(ob));
+            if !same {
+                continue;
+            }
+            for attr in ob.body.attributes() {
+                pb.body.remove_attribute(attr.key.as_str());
+                pb.body.push(attr.clone());
+            }
+            let types: std::collections::BTreeSet<&str> =
+                ob.body.blocks().map(|b| b.ident.as_str()).collect();
+            for t in types {
+                pb.body.remove_blocks(t);
+                for b in ob.body.get_blocks(t) {
+                    pb.body.push(b.clone());
+                }
+            }
+        }
+    }
 }
 
 /// terraform names files relative to the working directory's root: the
@@ -440,7 +513,7 @@ fn capitalise(s: &str) -> String {
 /// A literal value written in configuration (strings, numbers, bools,
 /// null, and templates with no interpolation), for the arguments terraform
 /// requires to be literal.
-pub(crate) fn literal(e: &Expression) -> Option<crate::value::Kind> {
+pub fn literal(e: &Expression) -> Option<crate::value::Kind> {
     use crate::value::Kind;
     match e {
         Expression::String(s) => Some(Kind::String(s.value().clone())),

@@ -23,7 +23,9 @@ pub enum Action {
     Read,
     Update,
     /// Destroy then create (the default), or create then destroy.
-    Replace { create_before_destroy: bool },
+    Replace {
+        create_before_destroy: bool,
+    },
     Delete,
 }
 

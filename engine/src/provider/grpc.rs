@@ -147,6 +147,17 @@ impl GrpcProvider {
         self
     }
 
+    /// The schema given with [`GrpcProvider::with_schema`] or fetched by an
+    /// earlier call, if any.
+    pub fn cached_schema(&self) -> Option<&Arc<ProviderSchema>> {
+        self.schema.as_ref()
+    }
+
+    /// The provider's executable.
+    pub fn binary(&self) -> &std::path::Path {
+        self.plugin.binary()
+    }
+
     async fn known_schema(&mut self) -> Result<Arc<ProviderSchema>, ProviderError> {
         if let Some(schema) = &self.schema {
             return Ok(schema.clone());

@@ -1,0 +1,1069 @@
+//! The stateless planner: the live system is the prior state.
+//!
+//! Blocks are evaluated in dependency order. Each declared resource
+//! instance is bound to its live object by identity (import, then read),
+//! its markers are checked, and the provider plans the change from what is
+//! live to what is configured, with the estate's markers merged into the
+//! configuration. The sweep then finds what carries the estate's marker and
+//! no instance bound: those are planned as destroys.
+
+use crate::addr::{InstanceKey, Mode, ResourceInstanceAddr};
+use crate::bind::identity::{self, FromArn, Locate, Marks, Row};
+use crate::bind::marker::{self, Owner};
+use crate::config::{IgnoreChanges, Module, ProviderRef, Resource, ResourceKey};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::eval::body::decode;
+use crate::eval::module::{expansion, Expansion, Instance, ModuleValues};
+use crate::graph::{cycle_diagnostic, Graph, Node};
+use crate::live::Settings;
+use crate::plan::{Action, Plan, Reason, ResourceChange};
+use crate::provider::grpc::GrpcProvider;
+use crate::provider::proposed::proposed_new;
+use crate::provider::schema::Schema;
+use crate::provider::{PlannedChange, Provider, ProviderError, ResourceState};
+use crate::record::{self, Record, RecordStore};
+use crate::session::Sessions;
+use crate::value::{Kind, Type, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// What to plan.
+pub struct Request<'a> {
+    pub module: &'a Module,
+    pub settings: &'a Settings,
+    pub vars: BTreeMap<String, Value>,
+    /// Plan to destroy everything the estate owns (`plan -destroy`).
+    pub destroy: bool,
+    /// Read records from the store (the store is always written).
+    pub use_records: bool,
+}
+
+/// One instance's planned change, with what apply needs to carry it out.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub addr: ResourceInstanceAddr,
+    /// The block that declares it (none for a swept object).
+    pub key: Option<ResourceKey>,
+    pub provider: ProviderRef,
+    pub type_name: String,
+    pub action: Action,
+    /// The live object as read (none for a create).
+    pub prior: Option<ResourceState>,
+    /// The ID the object was imported by.
+    pub id: Option<String>,
+    pub schema: Arc<Schema>,
+}
+
+/// A plan and what applying it needs.
+pub struct Planned {
+    pub plan: Plan,
+    pub steps: BTreeMap<ResourceInstanceAddr, Step>,
+    pub order: Vec<Node>,
+    /// Steps of objects no block declares, in the order to destroy them.
+    pub orphans: Vec<ResourceInstanceAddr>,
+    /// Warnings met on the way.
+    pub warnings: Diagnostics,
+}
+
+/// Plans `req` against the live system.
+pub async fn plan(
+    req: &Request<'_>,
+    sessions: &mut Sessions,
+    store: &RecordStore,
+) -> Result<Planned, Diagnostics> {
+    let module = req.module;
+    let (graph, diags) = Graph::build(module);
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    let order = graph
+        .order()
+        .map_err(|cycles| Diagnostics(cycles.iter().map(|c| cycle_diagnostic(c)).collect()))?;
+    if let Some(call) = module.module_calls.values().next() {
+        return Err(Diagnostic::error(
+            "Module calls are not supported",
+            format!(
+                "This engine does not plan child modules yet (module \"{}\").",
+                call.name
+            ),
+        )
+        .at(call.range.clone())
+        .into());
+    }
+    let mut p = Planner {
+        req,
+        store,
+        values: ModuleValues::new(req.vars.clone(), &module.dir, &module.dir),
+        owned: BTreeSet::new(),
+        bound: BTreeSet::new(),
+        steps: BTreeMap::new(),
+        changes: Vec::new(),
+        diags: Diagnostics::default(),
+    };
+    for node in &order {
+        p.node(node, sessions).await?;
+    }
+    if p.diags.has_errors() {
+        return Err(p.diags);
+    }
+    let orphans = p.sweep(sessions).await?;
+    if p.diags.has_errors() {
+        return Err(p.diags);
+    }
+    p.changes.sort_by(|a, b| a.addr.cmp(&b.addr));
+    Ok(Planned {
+        plan: Plan {
+            changes: p.changes,
+            outputs: Vec::new(),
+            destroy: req.destroy,
+        },
+        steps: p.steps,
+        order,
+        orphans,
+        warnings: p.diags,
+    })
+}
+
+struct Planner<'a, 'r> {
+    req: &'a Request<'r>,
+    store: &'a RecordStore,
+    values: ModuleValues,
+    /// Identifying values (IDs, ARNs, URLs, names) of objects this estate
+    /// owns, for the types owned through a parent.
+    owned: BTreeSet<String>,
+    /// Import IDs and ARNs of every object a declared instance bound.
+    bound: BTreeSet<String>,
+    steps: BTreeMap<ResourceInstanceAddr, Step>,
+    changes: Vec<ResourceChange>,
+    diags: Diagnostics,
+}
+
+impl Planner<'_, '_> {
+    async fn node(&mut self, node: &Node, sessions: &mut Sessions) -> Result<(), Diagnostics> {
+        let module = self.req.module;
+        match node {
+            Node::Variable(_) | Node::ModuleCall(_) => {}
+            Node::Local(name) => {
+                let v = self
+                    .values
+                    .eval(&module.locals[name].expr, &Instance::default())?;
+                self.values.locals.insert(name.clone(), v);
+            }
+            Node::Output(name) => {
+                let v = self
+                    .values
+                    .eval(&module.outputs[name].value, &Instance::default())?;
+                self.values.outputs.insert(name.clone(), v);
+            }
+            Node::Provider(p) => {
+                let config = &module.providers[p];
+                let schema = sessions.schema(&p.name).cloned().ok_or_else(|| {
+                    Diagnostics::from(
+                        Diagnostic::error(
+                            "Missing required provider",
+                            format!("No provider is installed for {p}."),
+                        )
+                        .at(config.range.clone()),
+                    )
+                })?;
+                let scope = self
+                    .values
+                    .scope_for(&config.config.references(), &Instance::default());
+                let value = decode(&config.config, &schema.provider.block, &scope)?;
+                sessions.configure(p, value).await?;
+            }
+            Node::Resource(key) => {
+                let res = &module.resources[key];
+                match key.mode {
+                    Mode::Managed => self.managed(res, sessions).await?,
+                    Mode::Data => self.data(res, sessions).await?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn data(&mut self, res: &Resource, sessions: &mut Sessions) -> Result<(), Diagnostics> {
+        let pref = res.provider_ref();
+        let schema = sessions
+            .schema(&pref.name)
+            .and_then(|s| s.data_sources.get(&res.key.type_name).cloned())
+            .ok_or_else(|| unsupported_type(res, "data source"))?;
+        let exp = expansion(
+            &self.values,
+            res.count.as_ref(),
+            res.for_each.as_ref(),
+            false,
+        )?;
+        let mut values = Vec::new();
+        for (key, instance) in exp.instances() {
+            let scope = self.values.scope_for(&res.config.references(), &instance);
+            let config = decode(&res.config, &schema.block, &scope)?;
+            let v = if config.is_wholly_known() {
+                let provider = sessions.get(&pref).await?;
+                provider
+                    .read_data_source(&res.key.type_name, &config)
+                    .await
+                    .map_err(|e| provider_failed(res, key.as_ref(), e))?
+            } else {
+                Value::unknown(schema.block.implied_type().without_optional())
+            };
+            values.push(v);
+        }
+        self.values
+            .resources
+            .insert(res.key.clone(), exp.assemble(values));
+        Ok(())
+    }
+
+    async fn managed(
+        &mut self,
+        res: &Resource,
+        sessions: &mut Sessions,
+    ) -> Result<(), Diagnostics> {
+        let key = &res.key;
+        let row = identity::row(&key.type_name).ok_or_else(|| no_identity_row(res))?;
+        let pref = res.provider_ref();
+        let schema = sessions
+            .resource_schema(&pref.name, &key.type_name)
+            .ok_or_else(|| unsupported_type(res, "resource type"))?;
+        let source = sessions.source(&pref.name);
+        let exp = expansion(
+            &self.values,
+            res.count.as_ref(),
+            res.for_each.as_ref(),
+            false,
+        )?;
+        let mut afters = Vec::new();
+        for (inst_key, instance) in exp.instances() {
+            let addr = instance_addr(key, inst_key.clone());
+            let scope = self.values.scope_for(&res.config.references(), &instance);
+            let config = decode(&res.config, &schema.block, &scope)?;
+            let record = if self.req.use_records {
+                self.store.get(&addr).map_err(|e| {
+                    Diagnostics::from(
+                        Diagnostic::error("Unreadable record", e.to_string()).at(res.range.clone()),
+                    )
+                })?
+            } else {
+                None
+            };
+            let provider = sessions.get(&pref).await?;
+            let found = bind(provider, row, &key.type_name, &config, record.as_ref())
+                .await
+                .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+            let prior = match found {
+                Some((id, mut state)) => {
+                    self.check_owner(res, &addr, row, &id, &state.value, &config)?;
+                    if let Some(r) = &record {
+                        patch_config_only(&mut state.value, r, row, &schema);
+                    }
+                    self.bound.insert(id.clone());
+                    if let Some(arn) = state.value.get("arn").and_then(Value::as_str) {
+                        self.bound.insert(arn.to_string());
+                    }
+                    Some((id, state))
+                }
+                None => None,
+            };
+            let config = ignore_changes(res, config, prior.as_ref().map(|p| &p.1.value));
+            let marked = match row.marks {
+                Marks::Tags => {
+                    marker::with_markers(config, &self.req.settings.estate, &addr.to_string())
+                }
+                Marks::Parent(_) => config,
+            };
+            let ty = schema.block.implied_type().without_optional();
+            let (action, before, after, replace_paths) = match (&prior, self.req.destroy) {
+                (None, true) => {
+                    afters.push(Value::null(ty));
+                    continue;
+                }
+                (None, false) => {
+                    let planned = plan_create(provider, &key.type_name, &schema, &marked)
+                        .await
+                        .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                    (
+                        Action::Create,
+                        None,
+                        Some(planned.planned_state),
+                        Vec::new(),
+                    )
+                }
+                (Some((_, state)), true) => {
+                    self.check_prevent_destroy(res, &addr)?;
+                    (Action::Delete, Some(state.value.clone()), None, Vec::new())
+                }
+                (Some((_, state)), false) => {
+                    let proposed = proposed_new(&schema.block, &state.value, &marked);
+                    let planned = provider
+                        .plan_resource_change(&key.type_name, state, &proposed, &marked)
+                        .await
+                        .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                    if same(&planned.planned_state, &state.value) {
+                        (
+                            Action::NoOp,
+                            Some(state.value.clone()),
+                            Some(state.value.clone()),
+                            Vec::new(),
+                        )
+                    } else if !planned.requires_replace.is_empty() {
+                        self.check_prevent_destroy(res, &addr)?;
+                        let create = plan_create(provider, &key.type_name, &schema, &marked)
+                            .await
+                            .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                        (
+                            Action::Replace {
+                                create_before_destroy: res.lifecycle.create_before_destroy,
+                            },
+                            Some(state.value.clone()),
+                            Some(create.planned_state),
+                            planned.requires_replace,
+                        )
+                    } else {
+                        (
+                            Action::Update,
+                            Some(state.value.clone()),
+                            Some(planned.planned_state),
+                            Vec::new(),
+                        )
+                    }
+                }
+            };
+            let downstream = after.clone().unwrap_or_else(|| Value::null(ty.clone()));
+            if row.marks == Marks::Tags {
+                for v in [before.as_ref(), after.as_ref()].into_iter().flatten() {
+                    self.own(v);
+                }
+            }
+            afters.push(downstream);
+            let reason = match action {
+                Action::Replace { .. } => Some(Reason::ReplaceBecauseCannotUpdate),
+                _ => None,
+            };
+            self.changes.push(ResourceChange {
+                addr: addr.clone(),
+                previous_addr: None,
+                provider: source.clone(),
+                action,
+                reason,
+                before,
+                after,
+                schema: schema.clone(),
+                replace_paths,
+            });
+            self.steps.insert(
+                addr.clone(),
+                Step {
+                    addr,
+                    key: Some(key.clone()),
+                    provider: pref.clone(),
+                    type_name: key.type_name.clone(),
+                    action,
+                    id: prior.as_ref().map(|p| p.0.clone()),
+                    prior: prior.map(|p| p.1),
+                    schema: schema.clone(),
+                },
+            );
+        }
+        let whole = match exp {
+            Expansion::Unknown => Value::unknown(Type::Dynamic),
+            _ => exp.assemble(afters),
+        };
+        self.values.resources.insert(key.clone(), whole);
+        Ok(())
+    }
+
+    /// Remembers the identifying values of an object this estate owns.
+    fn own(&mut self, v: &Value) {
+        for attr in ["id", "arn", "url", "name", "bucket"] {
+            if let Some(s) = v.get(attr).and_then(Value::as_str) {
+                self.owned.insert(s.to_string());
+            }
+        }
+    }
+
+    fn check_owner(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+        row: &Row,
+        id: &str,
+        live: &Value,
+        config: &Value,
+    ) -> Result<(), Diagnostics> {
+        let estate = &self.req.settings.estate;
+        let refuse = |summary: &str, detail: String| -> Diagnostics {
+            Diagnostic::error(summary, detail)
+                .at(res.range.clone())
+                .about(addr.to_string())
+                .into()
+        };
+        match row.marks {
+            Marks::Tags => match marker::owner(live) {
+                Owner::Estate { estate: e, .. } if &e == estate => Ok(()),
+                Owner::Estate { estate: other, .. } => Err(refuse(
+                    "Object owned by another estate",
+                    format!(
+                        "{addr} would bind to the live object {id}, which carries the marker of estate \"{other}\". One estate never adopts, writes or destroys another estate's objects: give this block's object another name, or remove the block."
+                    ),
+                )),
+                Owner::Nobody => Err(refuse(
+                    "Object not owned by this estate",
+                    format!(
+                        "{addr} would bind to the live object {id}, which carries no {} marker: something outside estate \"{estate}\" made it. It is never adopted silently. To bring it into the estate, run choudoufu migrate with a terraform state that holds it; otherwise give this block's object another name.",
+                        marker::ESTATE_TAG
+                    ),
+                )),
+            },
+            Marks::Parent(attr) => {
+                let parent = config.get(attr).and_then(Value::as_str).unwrap_or_default();
+                if self.owned.contains(parent) {
+                    Ok(())
+                } else {
+                    Err(refuse(
+                        "Object not owned by this estate",
+                        format!(
+                            "{addr} would bind to the live object {id}, but {} carries no marker and its parent {parent} ({attr}) is not an object of estate \"{estate}\". It is never adopted silently.",
+                            res.key.type_name
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn check_prevent_destroy(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+    ) -> Result<(), Diagnostics> {
+        if res.lifecycle.prevent_destroy {
+            return Err(Diagnostic::error(
+                "Instance cannot be destroyed",
+                format!("Resource {addr} has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed. To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or reduce the scope of the plan using the -target option."),
+            )
+            .at(res.range.clone())
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Finds every live object carrying the estate's marker (and every
+    /// recorded object of a type that carries none) that no declared
+    /// instance bound, and plans its destroy.
+    async fn sweep(
+        &mut self,
+        sessions: &mut Sessions,
+    ) -> Result<Vec<ResourceInstanceAddr>, Diagnostics> {
+        let estate = self.req.settings.estate.clone();
+        let declared: BTreeSet<String> = self.steps.keys().map(|a| a.to_string()).collect();
+        let mut candidates: Vec<(String, &'static Row)> = Vec::new();
+        // Types whose provider is configured: the sweep asks the same
+        // provider the blocks use (the aws provider here).
+        let aws = ProviderRef {
+            name: "aws".into(),
+            alias: None,
+        };
+        let uses_aws = sessions.schema("aws").is_some();
+        if uses_aws {
+            let provider = sessions.get(&aws).await?;
+            for arn in tagged(provider, &estate).await.map_err(sweep_failed)? {
+                if let Some(row) = identity::row_for_arn(&arn) {
+                    candidates.push((arn, row));
+                }
+            }
+            for name in iam_roles(provider).await.map_err(sweep_failed)? {
+                let row = identity::row("aws_iam_role").expect("roles have a row");
+                candidates.push((name, row));
+            }
+        }
+        let mut orphans = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (handle, row) in candidates {
+            if self.bound.contains(&handle) || !seen.insert(handle.clone()) {
+                continue;
+            }
+            let provider = sessions.get(&aws).await?;
+            let id = match row.from_arn {
+                _ if row.type_name == "aws_iam_role" && !handle.starts_with("arn:") => {
+                    Some(handle.clone())
+                }
+                Some(FromArn::Arn) => Some(handle.clone()),
+                Some(FromArn::Name(_)) => Some(identity::name_in_arn(row, &handle)),
+                Some(FromArn::Lookup {
+                    data_source,
+                    arg,
+                    id,
+                }) => {
+                    let name = identity::name_in_arn(row, &handle);
+                    lookup(provider, data_source, &[(arg, Value::string(name))], id)
+                        .await
+                        .map_err(sweep_failed)?
+                }
+                None => None,
+            };
+            let Some(id) = id else { continue };
+            if self.bound.contains(&id) {
+                continue;
+            }
+            let Some(state) = import_read(provider, row.type_name, &id)
+                .await
+                .map_err(sweep_failed)?
+            else {
+                continue;
+            };
+            let Owner::Estate { estate: e, address } = marker::owner(&state.value) else {
+                continue;
+            };
+            if e != estate {
+                continue;
+            }
+            if let Some(arn) = state.value.get("arn").and_then(Value::as_str) {
+                if self.bound.contains(arn) {
+                    continue;
+                }
+            }
+            let addr = orphan_addr(row.type_name, address.as_deref(), &id, &declared);
+            self.orphan(sessions, &aws, row, addr.clone(), id, state)
+                .await?;
+            orphans.push(addr);
+        }
+        // Types that carry no marker: their records name them.
+        if self.req.use_records {
+            let records = self.store.all().map_err(|e| {
+                Diagnostics::from(Diagnostic::error("Unreadable record", e.to_string()))
+            })?;
+            for r in records {
+                let Ok(addr) = r.address.parse::<ResourceInstanceAddr>() else {
+                    continue;
+                };
+                if declared.contains(&r.address) || self.steps.contains_key(&addr) {
+                    continue;
+                }
+                let Some(row) = identity::row(&r.type_name) else {
+                    continue;
+                };
+                if row.marks == Marks::Tags {
+                    continue;
+                }
+                let Some(id) = r.id.clone() else { continue };
+                let provider = sessions.get(&aws).await?;
+                let Some(state) = import_read(provider, row.type_name, &id)
+                    .await
+                    .map_err(sweep_failed)?
+                else {
+                    continue;
+                };
+                self.orphan(sessions, &aws, row, addr.clone(), id, state)
+                    .await?;
+                orphans.insert(0, addr);
+            }
+        }
+        Ok(orphans)
+    }
+
+    async fn orphan(
+        &mut self,
+        sessions: &mut Sessions,
+        pref: &ProviderRef,
+        row: &Row,
+        addr: ResourceInstanceAddr,
+        id: String,
+        state: ResourceState,
+    ) -> Result<(), Diagnostics> {
+        let schema = sessions
+            .resource_schema(&pref.name, row.type_name)
+            .ok_or_else(|| {
+                Diagnostics::from(Diagnostic::error(
+                    "Unsupported resource type",
+                    row.type_name.to_string(),
+                ))
+            })?;
+        let reason = match &addr.key {
+            Some(InstanceKey::Int(_)) if self.declares(&addr) => Reason::DeleteBecauseCountIndex,
+            Some(InstanceKey::Str(_)) if self.declares(&addr) => Reason::DeleteBecauseEachKey,
+            _ => Reason::DeleteBecauseNoResourceConfig,
+        };
+        self.changes.push(ResourceChange {
+            addr: addr.clone(),
+            previous_addr: None,
+            provider: sessions.source(&pref.name),
+            action: Action::Delete,
+            reason: Some(reason),
+            before: Some(state.value.clone()),
+            after: None,
+            schema: schema.clone(),
+            replace_paths: Vec::new(),
+        });
+        self.steps.insert(
+            addr.clone(),
+            Step {
+                addr,
+                key: None,
+                provider: pref.clone(),
+                type_name: row.type_name.to_string(),
+                action: Action::Delete,
+                prior: Some(state),
+                id: Some(id),
+                schema,
+            },
+        );
+        Ok(())
+    }
+
+    /// Whether the block of `addr` (ignoring its key) is declared.
+    fn declares(&self, addr: &ResourceInstanceAddr) -> bool {
+        self.req.module.resources.contains_key(&ResourceKey {
+            mode: addr.mode,
+            type_name: addr.type_name.clone(),
+            name: addr.name.clone(),
+        })
+    }
+}
+
+/// The address of an instance of a root-module block.
+pub fn instance_addr(key: &ResourceKey, inst: Option<InstanceKey>) -> ResourceInstanceAddr {
+    ResourceInstanceAddr {
+        module: Vec::new(),
+        mode: key.mode,
+        type_name: key.type_name.clone(),
+        name: key.name.clone(),
+        key: inst,
+    }
+}
+
+/// A swept object's address: its address marker when that names an
+/// instance of its type that nothing declares now, else a synthetic
+/// `<type>.orphan_<name>`.
+fn orphan_addr(
+    type_name: &str,
+    marker: Option<&str>,
+    id: &str,
+    declared: &BTreeSet<String>,
+) -> ResourceInstanceAddr {
+    if let Some(a) = marker.and_then(|m| m.parse::<ResourceInstanceAddr>().ok()) {
+        if a.type_name == type_name && a.mode == Mode::Managed && !declared.contains(&a.to_string())
+        {
+            return a;
+        }
+    }
+    let tail = id.rsplit(['/', ':']).find(|s| !s.is_empty()).unwrap_or(id);
+    let name: String = tail
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    ResourceInstanceAddr::managed(type_name, &format!("orphan_{name}"))
+}
+
+/// Plans a create from nothing.
+async fn plan_create(
+    provider: &mut GrpcProvider,
+    type_name: &str,
+    schema: &Schema,
+    config: &Value,
+) -> Result<PlannedChange, ProviderError> {
+    let ty = schema.block.implied_type().without_optional();
+    let null = ResourceState {
+        value: Value::null(ty.clone()),
+        private: Vec::new(),
+    };
+    let proposed = proposed_new(&schema.block, &null.value, config);
+    provider
+        .plan_resource_change(type_name, &null, &proposed, config)
+        .await
+}
+
+/// Finds a declared instance's live object: its import ID from the
+/// configuration (or a lookup, or the record), then import and read.
+/// `None` when there is no such object, or when the ID is not yet known.
+pub async fn bind(
+    provider: &mut GrpcProvider,
+    row: &Row,
+    type_name: &str,
+    config: &Value,
+    record: Option<&Record>,
+) -> Result<Option<(String, ResourceState)>, ProviderError> {
+    let text = |attr: &str| {
+        config
+            .get(attr)
+            .filter(|v| v.is_known())
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let id = match row.locate {
+        Locate::Attr(a) => text(a),
+        Locate::Joined(attrs, sep) => attrs
+            .iter()
+            .map(|a| text(a))
+            .collect::<Option<Vec<_>>>()
+            .map(|p| p.join(sep)),
+        Locate::Lookup {
+            data_source,
+            args,
+            id,
+        } => {
+            let mut given = Vec::new();
+            for (arg, attr) in args {
+                match config.get(attr) {
+                    Some(v) if v.is_known() && !v.is_null() => given.push((*arg, v.clone())),
+                    _ => return Ok(None),
+                }
+            }
+            lookup(provider, data_source, &given, id).await?
+        }
+        Locate::Record => record.and_then(|r| r.id.clone()),
+        Locate::Template(t) => expand_template(provider, t, config).await?,
+    };
+    let Some(id) = id else { return Ok(None) };
+    Ok(import_read(provider, type_name, &id)
+        .await?
+        .map(|s| (id, s)))
+}
+
+/// Fills an ID template from configuration and the provider's account
+/// and region; `None` while an attribute is unknown.
+async fn expand_template(
+    provider: &mut GrpcProvider,
+    template: &str,
+    config: &Value,
+) -> Result<Option<String>, ProviderError> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c);
+        let name = &rest[open + 1..close];
+        let value = match name {
+            "account" => fact(provider, "aws_caller_identity", "account_id").await?,
+            "region" => fact(provider, "aws_region", "name").await?,
+            "path" => match config.get("path") {
+                Some(v) if !v.is_known() => None,
+                Some(v) => Some(v.as_str().unwrap_or("/").to_string()),
+                None => Some("/".to_string()),
+            },
+            attr => config
+                .get(attr)
+                .filter(|v| v.is_known())
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        };
+        let Some(value) = value else { return Ok(None) };
+        out.push_str(&value);
+        rest = &rest[(close + 1).min(rest.len())..];
+    }
+    out.push_str(rest);
+    Ok(Some(out))
+}
+
+/// One attribute of an argument-less data source (the account, the region).
+async fn fact(
+    provider: &mut GrpcProvider,
+    data_source: &str,
+    attr: &str,
+) -> Result<Option<String>, ProviderError> {
+    let Some(schema) = provider
+        .cached_schema()
+        .and_then(|s| s.data_sources.get(data_source).cloned())
+    else {
+        return Ok(None);
+    };
+    let v = provider
+        .read_data_source(data_source, &schema.block.value_with(BTreeMap::new()))
+        .await?;
+    Ok(v.get(attr).and_then(Value::as_str).map(str::to_string))
+}
+
+/// Import then read; `None` when the object does not exist.
+pub async fn import_read(
+    provider: &mut GrpcProvider,
+    type_name: &str,
+    id: &str,
+) -> Result<Option<ResourceState>, ProviderError> {
+    let imported = match provider.import_resource_state(type_name, id).await {
+        Ok(i) => i,
+        Err(e) if is_not_found(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Some(first) = imported.into_iter().find(|i| i.type_name == type_name) else {
+        return Ok(None);
+    };
+    match provider.read_resource(type_name, &first.state).await {
+        Ok(s) => Ok(s),
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads a lookup data source; `None` when it finds nothing.
+async fn lookup(
+    provider: &mut GrpcProvider,
+    data_source: &str,
+    args: &[(&str, Value)],
+    id: &str,
+) -> Result<Option<String>, ProviderError> {
+    let Some(schema) = provider
+        .cached_schema()
+        .and_then(|s| s.data_sources.get(data_source).cloned())
+    else {
+        return Ok(None);
+    };
+    let given = args
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let config = schema.block.value_with(given);
+    match provider.read_data_source(data_source, &config).await {
+        Ok(v) => Ok(v.get(id).and_then(Value::as_str).map(str::to_string)),
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The ARN of every object the tagging API lists with the estate's marker.
+async fn tagged(provider: &mut GrpcProvider, estate: &str) -> Result<Vec<String>, ProviderError> {
+    const DS: &str = "aws_resourcegroupstaggingapi_resources";
+    let Some(schema) = provider
+        .cached_schema()
+        .and_then(|s| s.data_sources.get(DS).cloned())
+    else {
+        return Ok(Vec::new());
+    };
+    let filter_block = &schema.block.block_types["tag_filter"].block;
+    let filter = filter_block.value_with(BTreeMap::from([
+        ("key".to_string(), Value::string(marker::ESTATE_TAG)),
+        (
+            "values".to_string(),
+            Value::set(Type::String, vec![Value::string(estate)]),
+        ),
+    ]));
+    let config = crate::value::convert::convert(
+        schema.block.value_with(BTreeMap::from([(
+            "tag_filter".to_string(),
+            Value::tuple(vec![filter]),
+        )])),
+        &schema.block.implied_type(),
+    )
+    .map_err(|e| ProviderError::Encode {
+        binary: provider.binary().into(),
+        method: "ReadDataSource",
+        reason: e.message,
+    })?;
+    let v = provider.read_data_source(DS, &config).await?;
+    let mut out = Vec::new();
+    for m in v
+        .get("resource_tag_mapping_list")
+        .and_then(Value::elements)
+        .unwrap_or_default()
+    {
+        if let Some(arn) = m.get("resource_arn").and_then(Value::as_str) {
+            out.push(arn.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// Every IAM role's name (the tagging API does not list IAM roles).
+async fn iam_roles(provider: &mut GrpcProvider) -> Result<Vec<String>, ProviderError> {
+    const DS: &str = "aws_iam_roles";
+    let Some(schema) = provider
+        .cached_schema()
+        .and_then(|s| s.data_sources.get(DS).cloned())
+    else {
+        return Ok(Vec::new());
+    };
+    let v = provider
+        .read_data_source(DS, &schema.block.value_with(BTreeMap::new()))
+        .await?;
+    Ok(v.get("names")
+        .and_then(Value::elements)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect())
+}
+
+/// Whether a provider error says the object is not there.
+fn is_not_found(e: &ProviderError) -> bool {
+    let ProviderError::Diagnostics { diagnostics, .. } = e else {
+        return false;
+    };
+    diagnostics.iter().any(|d| {
+        let text = format!("{} {}", d.summary, d.detail).to_lowercase();
+        [
+            "not found",
+            "notfound",
+            "does not exist",
+            "nosuch",
+            "non-existent",
+            "couldn't find",
+            "no matching",
+            "empty result",
+            "doesnotexist",
+        ]
+        .iter()
+        .any(|p| text.contains(p))
+    })
+}
+
+/// Terraform's ignore_changes: the ignored arguments keep their live
+/// values in the configuration the provider plans with.
+pub fn ignore_changes(res: &Resource, config: Value, prior: Option<&Value>) -> Value {
+    let Some(prior) = prior else { return config };
+    let paths: Vec<Vec<String>> = match &res.lifecycle.ignore_changes {
+        IgnoreChanges::None => return config,
+        IgnoreChanges::All => {
+            return prior.clone();
+        }
+        IgnoreChanges::Paths(p) => p.iter().filter_map(|e| ignore_path(&e.expr)).collect(),
+    };
+    let sensitive = config.sensitive;
+    let Kind::Object(mut attrs) = config.kind else {
+        return config;
+    };
+    for path in paths {
+        let Some(live) = prior.get(&path[0]) else {
+            continue;
+        };
+        match path.as_slice() {
+            [attr] => {
+                attrs.insert(attr.clone(), live.clone());
+            }
+            [attr, key] => {
+                if let Some(Value {
+                    kind: Kind::Map(t, m),
+                    sensitive: s,
+                }) = attrs.get(attr).cloned()
+                {
+                    let mut m = m;
+                    match live.get(key) {
+                        Some(v) => m.insert(key.clone(), v.clone()),
+                        None => m.remove(key),
+                    };
+                    attrs.insert(attr.clone(), Value::map(t, m).with_sensitive(s));
+                }
+            }
+            _ => {}
+        }
+    }
+    Value::object(attrs).with_sensitive(sensitive)
+}
+
+/// An ignore_changes entry as a path: `redrive_policy`, `tags["Name"]`,
+/// `tags.Name`.
+fn ignore_path(e: &hcl_edit::expr::Expression) -> Option<Vec<String>> {
+    use hcl_edit::expr::{Expression, TraversalOperator};
+    match e {
+        Expression::Variable(v) => Some(vec![v.as_str().to_string()]),
+        Expression::Traversal(t) => {
+            let mut out = ignore_path(&t.expr)?;
+            for op in &t.operators {
+                match op.value() {
+                    TraversalOperator::GetAttr(a) => out.push(a.as_str().to_string()),
+                    TraversalOperator::Index(Expression::String(s)) => {
+                        out.push(s.value().to_string())
+                    }
+                    _ => return None,
+                }
+            }
+            Some(out)
+        }
+        Expression::String(s) => Some(vec![s.value().to_string()]),
+        _ => None,
+    }
+}
+
+/// Puts back the arguments the provider cannot read, from the record.
+fn patch_config_only(live: &mut Value, record: &Record, row: &Row, schema: &Schema) {
+    let Kind::Object(attrs) = &mut live.kind else {
+        return;
+    };
+    for name in row.config_only {
+        if let (Some(j), Some(a)) = (
+            record.config_only.get(*name),
+            schema.block.attributes.get(*name),
+        ) {
+            if let Some(v) = record::from_json(j, &a.ty) {
+                attrs.insert(name.to_string(), v);
+            }
+        }
+    }
+}
+
+/// Whether two objects are the same (sets compared as sets).
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (&a.kind, &b.kind) {
+        (Kind::Set(_, x), Kind::Set(_, y)) => {
+            x.len() == y.len() && x.iter().all(|e| y.iter().any(|f| same(e, f)))
+        }
+        (Kind::List(_, x), Kind::List(_, y)) | (Kind::Tuple(x), Kind::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(e, f)| same(e, f))
+        }
+        (Kind::Map(_, x), Kind::Map(_, y)) | (Kind::Object(x), Kind::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, e)| y.get(k).is_some_and(|f| same(e, f)))
+        }
+        _ => crate::eval::expr::equals(a, b) == Some(true),
+    }
+}
+
+fn no_identity_row(res: &Resource) -> Diagnostics {
+    let supported: Vec<&str> = identity::supported().collect();
+    Diagnostic::error(
+        "Resource type without an identity row",
+        format!(
+            "{} has no identity row: this engine cannot find its live object from configuration alone, so it refuses to plan it rather than guess. Supported types: {}.",
+            res.key.type_name,
+            supported.join(", ")
+        ),
+    )
+    .at(res.range.clone())
+    .into()
+}
+
+fn unsupported_type(res: &Resource, what: &str) -> Diagnostics {
+    Diagnostic::error(
+        "Invalid resource type",
+        format!(
+            "The provider does not support {what} \"{}\".",
+            res.key.type_name
+        ),
+    )
+    .at(res.range.clone())
+    .into()
+}
+
+fn provider_failed(res: &Resource, key: Option<&InstanceKey>, e: ProviderError) -> Diagnostics {
+    let addr = instance_addr(&res.key, key.cloned());
+    let mut out = Diagnostics::default();
+    match e {
+        ProviderError::Diagnostics { diagnostics, .. } => {
+            for d in diagnostics {
+                out.push(
+                    Diagnostic::error(d.summary, d.detail)
+                        .at(res.range.clone())
+                        .about(addr.to_string()),
+                );
+            }
+        }
+        other => out.push(
+            Diagnostic::error("Provider error", other.to_string())
+                .at(res.range.clone())
+                .about(addr.to_string()),
+        ),
+    }
+    out
+}
+
+fn sweep_failed(e: ProviderError) -> Diagnostics {
+    Diagnostic::error(
+        "The sweep could not list the estate's objects",
+        format!("Listing what carries the estate's marker failed, so no plan is made (a plan without the sweep could miss objects to destroy): {e}"),
+    )
+    .into()
+}

@@ -1,0 +1,226 @@
+//! The record store: per estate, one small JSON record per instance holding
+//! only what cannot be read back from the live system: the import ID of an
+//! object nothing in configuration names, arguments the provider cannot
+//! read, and the provider's private data. Losing the store may cost one
+//! reconverging apply, never an object.
+
+use crate::addr::ResourceInstanceAddr;
+use crate::value::number::Number;
+use crate::value::{Kind, Type, Value};
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One instance's record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub address: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// The ID the object is imported by, when configuration cannot give it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Arguments the provider cannot read back, as JSON.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub config_only: BTreeMap<String, serde_json::Value>,
+    /// The provider's private bytes, base64.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub private: String,
+}
+
+impl Record {
+    pub fn private_bytes(&self) -> Vec<u8> {
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.private)
+            .unwrap_or_default()
+    }
+
+    pub fn set_private(&mut self, bytes: &[u8]) {
+        self.private = base64::engine::general_purpose::STANDARD.encode(bytes);
+    }
+}
+
+/// Why the store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("record {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("record {} is corrupt ({reason}); move it aside to plan without it, or restore it", path.display())]
+    Corrupt { path: PathBuf, reason: String },
+}
+
+/// The records of one estate.
+#[derive(Debug, Clone)]
+pub struct RecordStore {
+    dir: PathBuf,
+}
+
+impl RecordStore {
+    /// The store in `base/<estate>/` (created on first write).
+    pub fn open(base: &Path, estate: &str) -> RecordStore {
+        RecordStore {
+            dir: base.join(estate),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, addr: &str) -> PathBuf {
+        let mut name = String::new();
+        for b in addr.bytes() {
+            if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
+                name.push(b as char);
+            } else {
+                name.push_str(&format!("%{b:02X}"));
+            }
+        }
+        self.dir.join(format!("{name}.json"))
+    }
+
+    /// The record of `addr`, if there is one.
+    pub fn get(&self, addr: &ResourceInstanceAddr) -> Result<Option<Record>, RecordError> {
+        let path = self.path(&addr.to_string());
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(RecordError::Io { path, source }),
+        };
+        let record: Record = serde_json::from_slice(&text).map_err(|e| RecordError::Corrupt {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        if record.address != addr.to_string() {
+            return Err(RecordError::Corrupt {
+                path,
+                reason: format!("it names {} rather than {addr}", record.address),
+            });
+        }
+        Ok(Some(record))
+    }
+
+    /// Writes a record durably (a temporary file renamed over the old one).
+    pub fn put(&self, record: &Record) -> Result<(), RecordError> {
+        let path = self.path(&record.address);
+        let io = |source| RecordError::Io {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        let tmp = path.with_extension("json.tmp");
+        let mut f = std::fs::File::create(&tmp).map_err(io)?;
+        let text = serde_json::to_vec_pretty(record).expect("records serialize");
+        f.write_all(&text).map_err(io)?;
+        f.write_all(b"\n").map_err(io)?;
+        f.sync_all().map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(io)
+    }
+
+    /// Removes the record of `addr`, if any.
+    pub fn remove(&self, addr: &str) -> Result<(), RecordError> {
+        let path = self.path(addr);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(RecordError::Io { path, source }),
+        }
+    }
+
+    /// Every record, for the sweep of types only records can find.
+    pub fn all(&self) -> Result<Vec<Record>, RecordError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(RecordError::Io {
+                    path: self.dir.clone(),
+                    source,
+                })
+            }
+        };
+        let mut out = Vec::new();
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let text = std::fs::read(&path).map_err(|source| RecordError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let r: Record = serde_json::from_slice(&text).map_err(|e| RecordError::Corrupt {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+            out.push(r);
+        }
+        out.sort_by(|a, b| a.address.cmp(&b.address));
+        Ok(out)
+    }
+}
+
+/// A known value of a primitive type as JSON, for `config_only`.
+pub fn to_json(v: &Value) -> Option<serde_json::Value> {
+    match &v.kind {
+        Kind::String(s) => Some(serde_json::Value::String(s.clone())),
+        Kind::Bool(b) => Some(serde_json::Value::Bool(*b)),
+        Kind::Number(n) => serde_json::from_str(&n.to_string_shortest()).ok(),
+        _ => None,
+    }
+}
+
+/// Back from JSON to a value of `ty`.
+pub fn from_json(j: &serde_json::Value, ty: &Type) -> Option<Value> {
+    match (j, ty) {
+        (serde_json::Value::String(s), Type::String) => Some(Value::string(s.clone())),
+        (serde_json::Value::Bool(b), Type::Bool) => Some(Value::bool(*b)),
+        (serde_json::Value::Number(n), Type::Number) => {
+            Number::parse(&n.to_string()).map(Value::number)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_corruption_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RecordStore::open(dir.path(), "pay");
+        let addr: ResourceInstanceAddr = "aws_ssm_parameter.shard[1]".parse().unwrap();
+        assert_eq!(store.get(&addr).unwrap(), None);
+        let mut r = Record {
+            address: addr.to_string(),
+            type_name: "aws_ssm_parameter".into(),
+            ..Record::default()
+        };
+        r.config_only
+            .insert("overwrite".into(), serde_json::Value::Bool(true));
+        r.set_private(b"\x00\x01");
+        store.put(&r).unwrap();
+        assert_eq!(store.get(&addr).unwrap().unwrap(), r);
+        assert_eq!(store.all().unwrap().len(), 1);
+        let file = std::fs::read_dir(store.dir())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::write(&file, "{not json").unwrap();
+        let e = store.get(&addr).unwrap_err().to_string();
+        assert!(
+            e.contains(&file.display().to_string()) && e.contains("corrupt"),
+            "{e}"
+        );
+        store.remove(&addr.to_string()).unwrap();
+        assert_eq!(store.get(&addr).unwrap(), None);
+    }
+}
