@@ -163,6 +163,8 @@ fn reason_str(reason: &Reason) -> &'static str {
         Reason::DeleteBecauseNoResourceConfig => "delete_because_no_resource_config",
         Reason::DeleteBecauseCountIndex => "delete_because_count_index",
         Reason::DeleteBecauseEachKey => "delete_because_each_key",
+        Reason::ReadBecauseConfigUnknown => "read_because_config_unknown",
+        Reason::ReadBecauseDependencyPending => "read_because_dependency_pending",
     }
 }
 

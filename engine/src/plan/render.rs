@@ -167,7 +167,18 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
     let mut printed_moved = false;
     match act {
         Act::Create => s.push_str(&format!("[bold]  # {addr}[reset] will be created")),
-        Act::Read => s.push_str(&format!("[bold]  # {addr}[reset] will be read during apply")),
+        Act::Read => {
+            s.push_str(&format!("[bold]  # {addr}[reset] will be read during apply"));
+            match rc.reason {
+                Some(Reason::ReadBecauseConfigUnknown) => {
+                    s.push_str("\n  # (config refers to values not yet known)")
+                }
+                Some(Reason::ReadBecauseDependencyPending) => {
+                    s.push_str("\n  # (depends on a resource or a module with changes pending)")
+                }
+                _ => {}
+            }
+        }
         Act::Update => s.push_str(&format!("[bold]  # {addr}[reset] will be updated in-place")),
         Act::DeleteThenCreate | Act::CreateThenDelete => match rc.reason {
             Some(Reason::ReplaceByTriggers) => s.push_str(&format!(

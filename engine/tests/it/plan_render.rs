@@ -31,6 +31,8 @@ const SCENARIOS: &[&str] = &[
     "destroy",
     "nochanges",
     "outputs",
+    "nested",
+    "mixed",
 ];
 
 /// The keys of `show -json` the engine writes; the others describe the
@@ -80,6 +82,8 @@ fn reason(r: &str) -> Reason {
         "delete_because_no_resource_config" => Reason::DeleteBecauseNoResourceConfig,
         "delete_because_count_index" => Reason::DeleteBecauseCountIndex,
         "delete_because_each_key" => Reason::DeleteBecauseEachKey,
+        "read_because_config_unknown" => Reason::ReadBecauseConfigUnknown,
+        "read_because_dependency_pending" => Reason::ReadBecauseDependencyPending,
         other => panic!("unexpected action reason {other}"),
     }
 }
