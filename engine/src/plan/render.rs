@@ -107,14 +107,15 @@ pub fn human(plan: &Plan, color: bool) -> String {
     out
 }
 
-/// The summary line, `Plan: 1 to add, 0 to change, 0 to destroy.`, with
-/// the blank line terraform prints before it and its newline. Data
-/// sources read and moves alone are not counted.
+/// The summary line, `Plan: 1 to add, 0 to change, 0 to destroy.`, as
+/// terraform counts: a replacement is an add and a destroy; data sources
+/// read and moves alone are not counted.
 pub fn summary(plan: &Plan) -> String {
-    summary_with(plan, &Colorize(false))
+    let (add, change, destroy) = counts(plan);
+    format!("Plan: {add} to add, {change} to change, {destroy} to destroy.")
 }
 
-fn summary_with(plan: &Plan, c: &Colorize) -> String {
+fn counts(plan: &Plan) -> (usize, usize, usize) {
     let mut add = 0;
     let mut change = 0;
     let mut destroy = 0;
@@ -130,6 +131,12 @@ fn summary_with(plan: &Plan, c: &Colorize) -> String {
             _ => {}
         }
     }
+    (add, change, destroy)
+}
+
+/// The summary as `human` prints it: bold `Plan:`, a blank line before.
+fn summary_with(plan: &Plan, c: &Colorize) -> String {
+    let (add, change, destroy) = counts(plan);
     c.color(&format!(
         "\n[bold]Plan:[reset] {add} to add, {change} to change, {destroy} to destroy.\n"
     ))
@@ -2537,6 +2544,54 @@ mod tests {
     fn lcs_walks_back_along_after_on_ties() {
         let lcs = longest_common_subsequence(&["a", "b"], &["b", "a"]);
         assert_eq!(lcs, vec![&"b"]);
+    }
+
+    #[test]
+    fn summary_counts_a_replacement_twice() {
+        use crate::addr::ResourceInstanceAddr;
+        use crate::provider::schema::Schema;
+        use std::sync::Arc;
+        let schema = Arc::new(Schema {
+            version: 0,
+            block: Block::default(),
+        });
+        let rc = |name: &str, action| ResourceChange {
+            addr: ResourceInstanceAddr::managed("aws_sqs_queue", name),
+            previous_addr: None,
+            provider: "registry.terraform.io/hashicorp/aws".into(),
+            action,
+            reason: None,
+            before: None,
+            after: None,
+            schema: schema.clone(),
+            replace_paths: Vec::new(),
+        };
+        let plan = Plan {
+            changes: vec![
+                rc("a", Action::Create),
+                rc(
+                    "b",
+                    Action::Replace {
+                        create_before_destroy: false,
+                    },
+                ),
+                rc("c", Action::Update),
+                rc("d", Action::NoOp),
+            ],
+            ..Plan::default()
+        };
+        assert_eq!(summary(&plan), "Plan: 2 to add, 1 to change, 1 to destroy.");
+    }
+
+    #[test]
+    fn no_changes_says_so_in_terraforms_words() {
+        let text = human(&Plan::default(), false);
+        assert_eq!(text, "\nNo changes. Your infrastructure matches the configuration.\n\nTerraform has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n");
+        let destroy = Plan {
+            destroy: true,
+            ..Plan::default()
+        };
+        assert!(human(&destroy, false).contains("No objects need to be destroyed."));
     }
 
     #[test]
