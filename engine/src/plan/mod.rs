@@ -43,6 +43,12 @@ pub enum Reason {
     DeleteBecauseCountIndex,
     /// A delete because `for_each` no longer has the instance's key.
     DeleteBecauseEachKey,
+    /// A data source read during apply because its configuration refers
+    /// to values not yet known.
+    ReadBecauseConfigUnknown,
+    /// A data source read during apply because it depends on a resource
+    /// with changes pending.
+    ReadBecauseDependencyPending,
 }
 
 /// One instance's change.

@@ -8,5 +8,6 @@ mod console_corpus;
 mod fake_plugins;
 mod fake_provider6;
 mod live_provider;
+mod plan_render;
 mod support;
 mod validate;
