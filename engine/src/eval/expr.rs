@@ -17,6 +17,7 @@ use crate::value::number::Number;
 use crate::value::{Kind, Type, Value};
 use hcl_edit::expr::{BinaryOperator, Expression, ObjectKey, TraversalOperator, UnaryOperator};
 use hcl_edit::template::{Directive, Element, Strip, Template};
+use hcl_edit::Span;
 use std::collections::BTreeMap;
 
 /// The names an expression can refer to. Console expressions start with an
@@ -25,6 +26,9 @@ use std::collections::BTreeMap;
 #[derive(Clone, Default)]
 pub struct Scope {
     vars: BTreeMap<String, Value>,
+    /// Evaluating a template file's body, where the template functions
+    /// may not be called again.
+    in_template: bool,
 }
 
 impl Scope {
@@ -32,6 +36,18 @@ impl Scope {
         let mut s = self.clone();
         s.vars.insert(name.to_string(), v);
         s
+    }
+
+    /// This scope for a template file's body.
+    pub(crate) fn in_template(mut self) -> Scope {
+        self.in_template = true;
+        self
+    }
+
+    /// Evaluates a whole template: a lone interpolation keeps its value's
+    /// type, anything else renders to a string.
+    pub(crate) fn eval_template(&self, t: &Template) -> Result<Value> {
+        self.template(t)
     }
 
     pub fn eval(&self, e: &Expression) -> Result<Value> {
@@ -308,7 +324,7 @@ impl Scope {
                 }
                 Element::Interpolation(i) => {
                     let v = self.eval(&i.expr)?;
-                    match self.interpolate(v)? {
+                    match self.interpolate(v).map_err(|d| d.or_span(i.expr.span()))? {
                         Some(v) => {
                             sensitive |= v.sensitive;
                             match v.as_str() {
@@ -368,11 +384,13 @@ impl Scope {
         match d {
             Directive::If(i) => {
                 let c = self.eval(&i.if_expr.cond_expr)?;
+                let at = i.if_expr.cond_expr.span();
                 if c.is_null() {
                     return Err(Diagnostic::new(
                         "Invalid template if directive",
                         "The condition value is null. Conditions must either be true or false.",
-                    ));
+                    )
+                    .or_span(at));
                 }
                 let sensitive = c.sensitive;
                 let c = convert(c, &Type::Bool).map_err(|e| {
@@ -383,6 +401,7 @@ impl Scope {
                             e.message
                         ),
                     )
+                    .or_span(at.clone())
                 })?;
                 let after = strip_end(&i.endif_expr.strip);
                 let Some(b) = c.as_bool() else {
@@ -418,7 +437,7 @@ impl Scope {
                 let fe = &f.for_expr;
                 let coll = self.eval(&fe.collection_expr)?;
                 let after = strip_end(&f.endfor_expr.strip);
-                let items = iteration(&coll)?;
+                let items = iteration(&coll).map_err(|d| d.or_span(fe.collection_expr.span()))?;
                 let Some(items) = items else {
                     return Ok((
                         Value::unknown(Type::String).with_sensitive(coll.sensitive),
@@ -455,7 +474,8 @@ impl Scope {
 
     fn for_expr(&self, f: &hcl_edit::expr::ForExpr) -> Result<Value> {
         let coll = self.eval(&f.intro.collection_expr)?;
-        let Some(items) = iteration(&coll)? else {
+        let Some(items) = iteration(&coll).map_err(|d| d.or_span(f.intro.collection_expr.span()))?
+        else {
             return Ok(Value::unknown(Type::Dynamic).with_sensitive(coll.sensitive));
         };
         let sensitive = coll.sensitive;
@@ -547,11 +567,26 @@ impl Scope {
             f.name.name.as_str().to_string()
         };
         let exprs: Vec<&Expression> = f.args.iter().collect();
-        match name.as_str() {
+        let plain = name.strip_prefix("core::").unwrap_or(&name);
+        match plain {
             "try" => return self.try_(&exprs),
             "can" => return self.can(&exprs),
             _ => {}
         }
+        // From the name to the opening parenthesis, which follows the name
+        // directly, as HCL blames a call.
+        let start = f
+            .name
+            .namespace
+            .first()
+            .and_then(|n| n.span())
+            .or_else(|| f.name.name.span());
+        let site = funcs::CallSite {
+            call: start
+                .zip(f.name.name.span())
+                .map(|(s, n)| s.start..n.end + 1),
+            args: exprs.iter().map(|e| e.span()).collect(),
+        };
         let mut args: Vec<Value> = exprs.iter().map(|e| self.eval(e)).collect::<Result<_>>()?;
         if f.args.expand_final() {
             let last = args.pop().unwrap_or_else(|| Value::null(Type::Dynamic));
@@ -568,7 +603,14 @@ impl Scope {
                 }
             }
         }
-        funcs::call(&name, args)
+        if self.in_template && matches!(plain, "templatefile" | "templatestring") {
+            return Err(Diagnostic::new(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: cannot recursively call {plain} from inside another template function."),
+            )
+            .or_span(site.call.clone()));
+        }
+        funcs::call_at(&name, args, &site)
     }
 
     fn try_(&self, exprs: &[&Expression]) -> Result<Value> {
