@@ -10,6 +10,7 @@
 //! `expr`.
 
 mod collection;
+mod datetime;
 mod encoding;
 mod fs;
 mod hash;
@@ -17,6 +18,7 @@ mod ipnet;
 mod numeric;
 mod string;
 mod typeconv;
+mod uuid;
 
 use super::diag::{Diagnostic, Result};
 use crate::value::convert::convert;
@@ -94,6 +96,8 @@ fn lookup(name: &str) -> Option<Func> {
         .or_else(|| hash::lookup(name))
         .or_else(|| ipnet::lookup(name))
         .or_else(|| fs::lookup(name))
+        .or_else(|| datetime::lookup(name))
+        .or_else(|| uuid::lookup(name))
 }
 
 /// Where a call sits in its source, for the errors of template files:
@@ -144,6 +148,7 @@ pub const NAMES: &[&str] = &[
     "flatten",
     "floor",
     "format",
+    "formatdate",
     "formatlist",
     "indent",
     "index",
@@ -187,6 +192,9 @@ pub const NAMES: &[&str] = &[
     "substr",
     "sum",
     "templatefile",
+    "timeadd",
+    "timecmp",
+    "timestamp",
     "title",
     "tobool",
     "tolist",
@@ -202,6 +210,8 @@ pub const NAMES: &[&str] = &[
     "try",
     "upper",
     "urlencode",
+    "uuid",
+    "uuidv5",
     "values",
     "zipmap",
 ];
