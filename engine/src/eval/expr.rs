@@ -17,7 +17,7 @@ use crate::value::number::Number;
 use crate::value::{Kind, Type, Value};
 use hcl_edit::expr::{BinaryOperator, Expression, ObjectKey, TraversalOperator, UnaryOperator};
 use hcl_edit::template::{Directive, Element, Strip, Template};
-use hcl_edit::Span;
+use hcl_edit::{Decorated, Span};
 use std::collections::BTreeMap;
 
 /// The names an expression can refer to. Console expressions start with an
@@ -26,9 +26,11 @@ use std::collections::BTreeMap;
 #[derive(Clone, Default)]
 pub struct Scope {
     vars: BTreeMap<String, Value>,
-    /// Evaluating a template file's body, where the template functions
-    /// may not be called again.
+    /// Evaluating a template function's template, where the template
+    /// functions may not be called again.
     in_template: bool,
+    /// Evaluating a `templatestring` template, which may not read files.
+    refuse_files: bool,
 }
 
 impl Scope {
@@ -38,9 +40,11 @@ impl Scope {
         s
     }
 
-    /// This scope for a template file's body.
-    pub(crate) fn in_template(mut self) -> Scope {
+    /// This scope for a template function's template; `refuse_files`
+    /// for a `templatestring` template.
+    pub(crate) fn in_template(mut self, refuse_files: bool) -> Scope {
         self.in_template = true;
+        self.refuse_files = refuse_files;
         self
     }
 
@@ -85,7 +89,7 @@ impl Scope {
             Expression::FuncCall(f) => self.call(f),
             Expression::Traversal(t) => {
                 let base = self.traversal_root(&t.expr, &t.operators)?;
-                let ops: Vec<&TraversalOperator> = t.operators.iter().map(|o| o.value()).collect();
+                let ops: Vec<&Decorated<TraversalOperator>> = t.operators.iter().collect();
                 self.traverse(base, &ops)
             }
             Expression::UnaryOp(u) => {
@@ -170,21 +174,26 @@ impl Scope {
         self.eval(base)
     }
 
-    fn traverse(&self, mut v: Value, ops: &[&TraversalOperator]) -> Result<Value> {
+    fn traverse(&self, mut v: Value, ops: &[&Decorated<TraversalOperator>]) -> Result<Value> {
         let mut i = 0;
         while i < ops.len() {
-            match ops[i] {
-                TraversalOperator::GetAttr(a) => v = get_attr(v, a.as_str())?,
+            let at = || ops[i].span();
+            match ops[i].value() {
+                TraversalOperator::GetAttr(a) => {
+                    v = get_attr(v, a.as_str()).map_err(|d| d.or_span(at()))?
+                }
                 TraversalOperator::Index(e) => {
                     let k = self.eval(e)?;
-                    v = index(v, k)?;
+                    v = index(v, k).map_err(|d| d.or_span(at()))?;
                 }
-                TraversalOperator::LegacyIndex(n) => v = index(v, Value::int(*n.value() as i64))?,
+                TraversalOperator::LegacyIndex(n) => {
+                    v = index(v, Value::int(*n.value() as i64)).map_err(|d| d.or_span(at()))?
+                }
                 TraversalOperator::FullSplat(_) | TraversalOperator::AttrSplat(_) => {
-                    let full = matches!(ops[i], TraversalOperator::FullSplat(_));
+                    let full = matches!(ops[i].value(), TraversalOperator::FullSplat(_));
                     let mut j = i + 1;
                     while j < ops.len() {
-                        let inner = match ops[j] {
+                        let inner = match ops[j].value() {
                             TraversalOperator::GetAttr(_) => true,
                             TraversalOperator::Index(_) | TraversalOperator::LegacyIndex(_) => full,
                             _ => false,
@@ -204,7 +213,7 @@ impl Scope {
         Ok(v)
     }
 
-    fn splat(&self, v: Value, ops: &[&TraversalOperator]) -> Result<Value> {
+    fn splat(&self, v: Value, ops: &[&Decorated<TraversalOperator>]) -> Result<Value> {
         let sensitive = v.sensitive;
         let out = match v.kind {
             Kind::Null(_) => Value::tuple(vec![]),
@@ -387,19 +396,18 @@ impl Scope {
                 let at = i.if_expr.cond_expr.span();
                 if c.is_null() {
                     return Err(Diagnostic::new(
-                        "Invalid template if directive",
+                        "Null condition",
                         "The condition value is null. Conditions must either be true or false.",
                     )
                     .or_span(at));
                 }
                 let sensitive = c.sensitive;
-                let c = convert(c, &Type::Bool).map_err(|e| {
+                // HCL renders an if directive as a conditional expression,
+                // and words its errors so.
+                let c = convert(c, &Type::Bool).map_err(|_| {
                     Diagnostic::new(
-                        "Invalid template if directive",
-                        format!(
-                            "The condition expression must be of type bool: {}.",
-                            e.message
-                        ),
+                        "Incorrect condition type",
+                        "The condition expression must be of type bool.",
                     )
                     .or_span(at.clone())
                 })?;
@@ -587,6 +595,9 @@ impl Scope {
                 .map(|(s, n)| s.start..n.end + 1),
             args: exprs.iter().map(|e| e.span()).collect(),
         };
+        if plain == "templatestring" && !self.in_template {
+            return self.template_string(&name, &exprs, &site);
+        }
         let mut args: Vec<Value> = exprs.iter().map(|e| self.eval(e)).collect::<Result<_>>()?;
         if f.args.expand_final() {
             let last = args.pop().unwrap_or_else(|| Value::null(Type::Dynamic));
@@ -610,7 +621,57 @@ impl Scope {
             )
             .or_span(site.call.clone()));
         }
+        if self.refuse_files && funcs::READS_FILES.contains(&plain) {
+            return Err(Diagnostic::new(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: cannot use filesystem access functions like {plain} in templatestring templates; consider passing the function result as a template variable instead."),
+            )
+            .or_span(site.call.clone()));
+        }
         funcs::call_at(&name, args, &site)
+    }
+
+    /// `templatestring`, whose template must be a reference to a string
+    /// from elsewhere: a literal template would already have been rendered
+    /// with the wrong names in scope.
+    fn template_string(
+        &self,
+        name: &str,
+        exprs: &[&Expression],
+        site: &funcs::CallSite,
+    ) -> Result<Value> {
+        if exprs.len() != 2 {
+            // Only the count matters: the arity check answers first.
+            let placeholders = exprs.iter().map(|_| Value::null(Type::Dynamic)).collect();
+            return funcs::call_at(name, placeholders, site);
+        }
+        let vars = self.eval(exprs[1])?;
+        let bad = |why: &str| {
+            Err(Diagnostic::new(
+                "Invalid function argument",
+                format!(
+                    "Invalid value for \"template\" parameter: invalid template expression: {why}."
+                ),
+            )
+            .or_span(exprs[0].span()))
+        };
+        if vars.is_null() {
+            return funcs::call_at(name, vec![Value::string(""), vars], site);
+        }
+        match exprs[0] {
+            Expression::String(_) => return bad(LITERAL),
+            Expression::StringTemplate(t) if literal_only(t) => return bad(LITERAL),
+            Expression::HeredocTemplate(h) if literal_only(&h.template) => return bad(LITERAL),
+            Expression::StringTemplate(_) | Expression::HeredocTemplate(_) => {
+                return bad("templatestring is only for rendering templates retrieved dynamically from elsewhere; to render an inline template, consider using a plain template string expression");
+            }
+            e if !is_reference(e) => {
+                return bad("must be a direct reference to a single string from elsewhere, containing valid Terraform template syntax");
+            }
+            _ => {}
+        }
+        let template = self.eval(exprs[0])?;
+        funcs::call_at(name, vec![template, vars], site)
     }
 
     fn try_(&self, exprs: &[&Expression]) -> Result<Value> {
@@ -646,6 +707,32 @@ impl Scope {
             Ok(_) => Ok(Value::bool(true)),
             Err(_) => Ok(Value::bool(false)),
         }
+    }
+}
+
+const LITERAL: &str = "templatestring is only for rendering templates retrieved dynamically from elsewhere, and so does not support providing a literal template; consider using a template string expression instead";
+
+/// Whether a template is only literal text (escapes included).
+fn literal_only(t: &Template) -> bool {
+    t.iter().all(|e| matches!(e, Element::Literal(_)))
+}
+
+/// Whether `e` is a reference HCL can read as an absolute traversal: a
+/// name followed by attributes and literal indexes.
+fn is_reference(e: &Expression) -> bool {
+    match e {
+        Expression::Variable(_) => true,
+        Expression::Traversal(t) => {
+            matches!(t.expr, Expression::Variable(_))
+                && t.operators.iter().all(|o| match o.value() {
+                    TraversalOperator::GetAttr(_) | TraversalOperator::LegacyIndex(_) => true,
+                    TraversalOperator::Index(i) => {
+                        matches!(i, Expression::Number(_) | Expression::String(_))
+                    }
+                    _ => false,
+                })
+        }
+        _ => false,
     }
 }
 

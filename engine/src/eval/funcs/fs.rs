@@ -1,5 +1,6 @@
-//! Filesystem functions: reading files, hashing them, globbing, path
-//! manipulation and `templatefile`.
+//! Filesystem functions: reading files, hashing them, globbing and path
+//! manipulation. `templatefile` reads its file here and renders it in
+//! `template`.
 //!
 //! Paths are taken relative to the process's current directory, as
 //! `terraform console` takes them relative to its working directory, and
@@ -8,15 +9,28 @@
 //! directory (`$HOME`). Errors quote paths unless they are sensitive.
 
 use super::{arg_error, Func, FuncResult, Param};
-use crate::eval::expr::Scope;
-use crate::value::{go_quote, Kind, Type, Value};
+use crate::value::{go_quote, Type, Value};
 use base64::Engine;
 use md5::Md5;
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};
-use std::collections::BTreeMap;
 use std::io::Read;
-use std::ops::Range;
+
+/// The functions that read files, which a `templatestring` template may not
+/// call.
+pub(crate) const READS_FILES: &[&str] = &[
+    "file",
+    "fileexists",
+    "fileset",
+    "filebase64",
+    "filebase64sha256",
+    "filebase64sha512",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesha512",
+    "templatefile",
+];
 
 pub(super) fn lookup(name: &str) -> Option<Func> {
     let path = || Param::new("path", Type::String).marked();
@@ -46,11 +60,6 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         "pathexpand" => Func::new(vec![path()], Type::String, |a| {
             Ok(Value::string(expand_home(str_of(&a[0]))?).with_sensitive(a[0].sensitive))
         }),
-        "templatefile" => Func::new(
-            vec![path(), Param::new("vars", Type::Dynamic)],
-            Type::Dynamic,
-            templatefile,
-        ),
         _ => return None,
     })
 }
@@ -234,7 +243,7 @@ fn read_file(path: &str, sensitive: bool) -> Result<Vec<u8>, String> {
 }
 
 /// The text of a file, which must be UTF-8.
-fn read_text(path: &str, sensitive: bool) -> Result<String, String> {
+pub(super) fn read_text(path: &str, sensitive: bool) -> Result<String, String> {
     String::from_utf8(read_file(path, sensitive)?).map_err(|_| {
         format!(
             "contents of {} are not valid UTF-8; use the filebase64 function to obtain the Base64 encoded contents or the other file functions (e.g. filemd5, filesha256) to obtain file hashing results instead",
@@ -580,146 +589,6 @@ fn abspath(a: Vec<Value>) -> FuncResult {
         go_join(&cwd, path)
     };
     Ok(Value::string(out).with_sensitive(a[0].sensitive))
-}
-
-fn templatefile(a: Vec<Value>) -> FuncResult {
-    let sensitive = a[0].sensitive;
-    let name = str_of(&a[0]).to_string();
-    let src = read_text(&name, sensitive)?;
-    let template = hcl_edit::parser::parse_template(&src).map_err(|e| {
-        let at = e.location();
-        format!(
-            "{name}:{},{}-{}: Invalid template; {}.",
-            at.line(),
-            at.column(),
-            at.column(),
-            e.message().trim_end_matches('.')
-        )
-    })?;
-    let vars: BTreeMap<String, Value> = match &a[1].kind {
-        Kind::Object(m) | Kind::Map(_, m) => m.clone(),
-        _ => return Err(arg_error("vars", "invalid vars value: must be a map")),
-    };
-    for k in vars.keys() {
-        if !valid_identifier(k) {
-            return Err(arg_error(
-                "vars",
-                format!("invalid template variable name {}: must start with a letter, followed by zero or more letters, digits, and underscores", go_quote(k)),
-            ));
-        }
-    }
-    let mut refs = References::default();
-    hcl_edit::visit::Visit::visit_template(&mut refs, &template);
-    if let Some((root, span)) = refs.found.iter().find(|(r, _)| !vars.contains_key(r)) {
-        return Err(arg_error(
-            "vars",
-            format!(
-                "vars map does not contain key {}, referenced at {name}:{}",
-                go_quote(root),
-                range_text(&src, span.clone())
-            ),
-        ));
-    }
-    let scope = vars
-        .iter()
-        .fold(Scope::default(), |s, (k, v)| s.with(k, v.clone()))
-        .in_template();
-    let whole = 0..src.len();
-    let v = scope.eval_template(&template).map_err(|d| {
-        let at = d.span.clone().unwrap_or(whole.clone());
-        format!(
-            "{name}:{}: {}; {}",
-            range_text(&src, at),
-            d.summary,
-            d.detail
-        )
-    })?;
-    if v.is_null() {
-        return Err(format!(
-            "{name}:{}: Template result is null; The result of the template is null, which is not a valid result for a templatestring call.",
-            range_text(&src, whole)
-        ));
-    }
-    let marked = sensitive || v.sensitive;
-    Ok(v.with_sensitive(marked))
-}
-
-/// HCL's identifier rule: a letter or underscore, then letters, digits,
-/// underscores and dashes.
-fn valid_identifier(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(f) if f.is_alphabetic() || f == '_')
-        && c.all(|x| x.is_alphanumeric() || x == '_' || x == '-')
-}
-
-/// A byte range as HCL prints it: `line,col-col` or `line,col-line,col`.
-fn range_text(src: &str, r: Range<usize>) -> String {
-    let pos = |at: usize| {
-        let before = &src[..at.min(src.len())];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-        (line, col)
-    };
-    let ((l1, c1), (l2, c2)) = (pos(r.start), pos(r.end));
-    if l1 == l2 {
-        format!("{l1},{c1}-{c2}")
-    } else {
-        format!("{l1},{c1}-{l2},{c2}")
-    }
-}
-
-/// The root names a template refers to, in source order, with where each
-/// appears; names bound by `for` are not references.
-#[derive(Default)]
-struct References {
-    bound: Vec<String>,
-    found: Vec<(String, Range<usize>)>,
-}
-
-impl References {
-    fn within(&mut self, names: &[&str], f: impl FnOnce(&mut Self)) {
-        let n = self.bound.len();
-        self.bound.extend(names.iter().map(|s| s.to_string()));
-        f(self);
-        self.bound.truncate(n);
-    }
-}
-
-impl hcl_edit::visit::Visit for References {
-    fn visit_expr(&mut self, e: &hcl_edit::expr::Expression) {
-        use hcl_edit::Span;
-        if let hcl_edit::expr::Expression::Variable(v) = e {
-            let name = v.as_str();
-            if !self.bound.iter().any(|b| b == name) {
-                self.found
-                    .push((name.to_string(), v.span().unwrap_or_default()));
-            }
-            return;
-        }
-        hcl_edit::visit::visit_expr(self, e);
-    }
-
-    fn visit_for_expr(&mut self, f: &hcl_edit::expr::ForExpr) {
-        self.visit_expr(&f.intro.collection_expr);
-        let mut names = vec![f.intro.value_var.as_str()];
-        names.extend(f.intro.key_var.as_ref().map(|k| k.as_str()));
-        self.within(&names, |s| {
-            if let Some(k) = &f.key_expr {
-                s.visit_expr(k);
-            }
-            s.visit_expr(&f.value_expr);
-            if let Some(c) = &f.cond {
-                s.visit_expr(&c.expr);
-            }
-        });
-    }
-
-    fn visit_for_template_expr(&mut self, f: &hcl_edit::template::ForTemplateExpr) {
-        self.visit_expr(&f.collection_expr);
-        let mut names = vec![f.value_var.as_str()];
-        names.extend(f.key_var.as_ref().map(|k| k.as_str()));
-        self.within(&names, |s| s.visit_template(&f.template));
-    }
 }
 
 #[cfg(test)]

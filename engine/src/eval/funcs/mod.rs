@@ -17,8 +17,11 @@ mod hash;
 mod ipnet;
 mod numeric;
 mod string;
+mod template;
 mod typeconv;
 mod uuid;
+
+pub(crate) use fs::READS_FILES;
 
 use super::diag::{Diagnostic, Result};
 use crate::value::convert::convert;
@@ -98,6 +101,7 @@ fn lookup(name: &str) -> Option<Func> {
         .or_else(|| fs::lookup(name))
         .or_else(|| datetime::lookup(name))
         .or_else(|| uuid::lookup(name))
+        .or_else(|| template::lookup(name))
 }
 
 /// Where a call sits in its source, for the errors of template files:
@@ -126,6 +130,7 @@ pub const NAMES: &[&str] = &[
     "cidrhost",
     "cidrnetmask",
     "cidrsubnet",
+    "cidrsubnets",
     "coalesce",
     "coalescelist",
     "compact",
@@ -135,6 +140,7 @@ pub const NAMES: &[&str] = &[
     "distinct",
     "element",
     "endswith",
+    "ephemeralasnull",
     "file",
     "filebase64",
     "filebase64sha256",
@@ -152,6 +158,7 @@ pub const NAMES: &[&str] = &[
     "formatlist",
     "indent",
     "index",
+    "issensitive",
     "join",
     "jsondecode",
     "jsonencode",
@@ -160,6 +167,7 @@ pub const NAMES: &[&str] = &[
     "log",
     "lookup",
     "lower",
+    "matchkeys",
     "max",
     "md5",
     "merge",
@@ -192,6 +200,7 @@ pub const NAMES: &[&str] = &[
     "substr",
     "sum",
     "templatefile",
+    "templatestring",
     "timeadd",
     "timecmp",
     "timestamp",
