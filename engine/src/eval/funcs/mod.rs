@@ -10,6 +10,7 @@
 //! `expr`.
 
 mod collection;
+mod csv;
 mod datetime;
 mod encoding;
 mod fs;
@@ -102,6 +103,7 @@ fn lookup(name: &str) -> Option<Func> {
         .or_else(|| datetime::lookup(name))
         .or_else(|| uuid::lookup(name))
         .or_else(|| template::lookup(name))
+        .or_else(|| csv::lookup(name))
 }
 
 /// Where a call sits in its source, for the errors of template files:
@@ -136,6 +138,7 @@ pub const NAMES: &[&str] = &[
     "compact",
     "concat",
     "contains",
+    "csvdecode",
     "dirname",
     "distinct",
     "element",
