@@ -125,6 +125,7 @@ pub const NAMES: &[&str] = &[
     "base64sha256",
     "base64sha512",
     "basename",
+    "bcrypt",
     "can",
     "ceil",
     "chomp",
