@@ -482,7 +482,8 @@ impl Scope {
 
     fn for_expr(&self, f: &hcl_edit::expr::ForExpr) -> Result<Value> {
         let coll = self.eval(&f.intro.collection_expr)?;
-        let Some(items) = iteration(&coll).map_err(|d| d.or_span(f.intro.collection_expr.span()))?
+        let Some(items) =
+            iteration(&coll).map_err(|d| d.or_span(f.intro.collection_expr.span()))?
         else {
             return Ok(Value::unknown(Type::Dynamic).with_sensitive(coll.sensitive));
         };

@@ -258,7 +258,9 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
                 ["provider", p, f] => format!("There is no function named \"{name}\". Ensure that provider name \"{p}\" is declared in this module's required_providers block, and that this provider offers a function named \"{f}\"."),
                 _ => format!("The function namespace \"{ns}\" is not valid. Provider function calls must use the \"provider::\" namespace prefix."),
             };
-            return Err(Diagnostic::new("Unknown provider function", detail).or_span(site.call.clone()));
+            return Err(
+                Diagnostic::new("Unknown provider function", detail).or_span(site.call.clone())
+            );
         }
         return Err(Diagnostic::new(
             "Call to unknown function",
@@ -302,7 +304,8 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
         if !arg.is_wholly_known() && !p.allow_unknown {
             unknown = true;
         }
-        let arg = convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.message).or_span(arg_at(i)))?;
+        let arg =
+            convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.message).or_span(arg_at(i)))?;
         converted.push(arg);
     }
     if unknown {
