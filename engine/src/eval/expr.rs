@@ -99,7 +99,17 @@ impl Scope {
             Expression::BinaryOp(b) => {
                 let l = self.eval(&b.lhs_expr)?;
                 let r = self.eval(&b.rhs_expr)?;
-                binary(*b.operator.value(), l, r)
+                binary(*b.operator.value(), l, r).map_err(|d| {
+                    // An unsuitable operand is blamed alone.
+                    let side = if d.detail.contains("right operand") {
+                        b.rhs_expr.span()
+                    } else if d.detail.contains("left operand") {
+                        b.lhs_expr.span()
+                    } else {
+                        None
+                    };
+                    d.or_span(side)
+                })
             }
             Expression::ForExpr(f) => self.for_expr(f),
         }
@@ -252,6 +262,8 @@ impl Scope {
         let cond = self.eval(c)?;
         let tv = self.eval(t)?;
         let fv = self.eval(f)?;
+        // HCL blames the two results together, or the condition.
+        let results = t.span().zip(f.span()).map(|(a, b)| a.start..b.end);
         let Some(ty) = unify(&[tv.ty(), fv.ty()]) else {
             return Err(Diagnostic::new(
                 "Inconsistent conditional result types",
@@ -260,13 +272,15 @@ impl Scope {
                     tv.ty().friendly_name(),
                     fv.ty().friendly_name()
                 ),
-            ));
+            )
+            .or_span(results));
         };
         if cond.is_null() {
             return Err(Diagnostic::new(
                 "Null condition",
                 "The condition value is null. Conditions must either be true or false.",
-            ));
+            )
+            .or_span(c.span()));
         }
         let sensitive = cond.sensitive;
         let cond = convert(cond, &Type::Bool).map_err(|_| {
@@ -274,6 +288,7 @@ impl Scope {
                 "Incorrect condition type",
                 "The condition expression must be of type bool.",
             )
+            .or_span(c.span())
         })?;
         let Some(b) = cond.as_bool() else {
             return Ok(Value::unknown(ty).with_sensitive(sensitive));
@@ -288,6 +303,7 @@ impl Scope {
                     e.message
                 ),
             )
+            .or_span(if b { t.span() } else { f.span() })
         })?;
         Ok(out.with_sensitive(sensitive))
     }
@@ -591,6 +607,10 @@ impl Scope {
             .and_then(|n| n.span())
             .or_else(|| f.name.name.span());
         let site = funcs::CallSite {
+            name: start
+                .clone()
+                .zip(f.name.name.span())
+                .map(|(s, n)| s.start..n.end),
             call: start
                 .zip(f.name.name.span())
                 .map(|(s, n)| s.start..n.end + 1),
@@ -882,13 +902,17 @@ pub fn index(v: Value, k: Value) -> Result<Value> {
     }
     let out = match v.kind {
         Kind::List(_, e) | Kind::Tuple(e) => {
-            let n = convert(k, &Type::Number).map_err(|_| invalid_index(""))?;
+            let n = convert(k, &Type::Number)
+                .map_err(|e| invalid_index(&format!(": {}", e.message)))?;
             let n = n.as_number().cloned().unwrap_or_else(Number::zero);
             if !n.is_integer() {
                 return Err(invalid_index(": indexing a sequence requires a whole number, but the given index has a fractional part"));
             }
             if n.is_negative() {
                 return Err(invalid_index(": a negative number is not a valid index for a sequence"));
+            }
+            if e.is_empty() {
+                return Err(invalid_index(": the collection has no elements"));
             }
             let i = n.to_i64().unwrap_or(i64::MAX) as usize;
             e.into_iter().nth(i).ok_or_else(|| invalid_index(""))?
@@ -903,12 +927,11 @@ pub fn index(v: Value, k: Value) -> Result<Value> {
                 "Elements of a set are identified only by their value and don't have any separate index or key to select with, so it's only possible to perform operations across all elements of the set.",
             ))
         }
-        k => {
-            let t = Value::from(k).ty();
+        _ => {
             return Err(Diagnostic::new(
                 "Invalid index",
-                format!("This value does not have any indices (a {} value).", t.friendly_name()),
-            ));
+                "This value does not have any indices.",
+            ))
         }
     };
     Ok(out.with_sensitive(sensitive))

@@ -107,9 +107,11 @@ fn lookup(name: &str) -> Option<Func> {
 }
 
 /// Where a call sits in its source, for the errors of template files:
-/// the bytes from the name to the opening parenthesis, and each argument's.
+/// the name's bytes, the bytes from the name to the opening parenthesis,
+/// and each argument's.
 #[derive(Default)]
 pub(crate) struct CallSite {
+    pub(crate) name: Option<std::ops::Range<usize>>,
     pub(crate) call: Option<std::ops::Range<usize>>,
     pub(crate) args: Vec<Option<std::ops::Range<usize>>>,
 }
@@ -265,7 +267,8 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
         return Err(Diagnostic::new(
             "Call to unknown function",
             format!("There is no function named \"{name}\"."),
-        ));
+        )
+        .or_span(site.name.clone()));
     };
     let n = f.params.len();
     if args.len() < n {
