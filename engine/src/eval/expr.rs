@@ -17,6 +17,7 @@ use crate::value::number::Number;
 use crate::value::{Kind, Type, Value};
 use hcl_edit::expr::{BinaryOperator, Expression, ObjectKey, TraversalOperator, UnaryOperator};
 use hcl_edit::template::{Directive, Element, Strip, Template};
+use hcl_edit::{Decorated, Span};
 use std::collections::BTreeMap;
 
 /// The names an expression can refer to. Console expressions start with an
@@ -25,6 +26,11 @@ use std::collections::BTreeMap;
 #[derive(Clone, Default)]
 pub struct Scope {
     vars: BTreeMap<String, Value>,
+    /// Evaluating a template function's template, where the template
+    /// functions may not be called again.
+    in_template: bool,
+    /// Evaluating a `templatestring` template, which may not read files.
+    refuse_files: bool,
 }
 
 impl Scope {
@@ -32,6 +38,20 @@ impl Scope {
         let mut s = self.clone();
         s.vars.insert(name.to_string(), v);
         s
+    }
+
+    /// This scope for a template function's template; `refuse_files`
+    /// for a `templatestring` template.
+    pub(crate) fn in_template(mut self, refuse_files: bool) -> Scope {
+        self.in_template = true;
+        self.refuse_files = refuse_files;
+        self
+    }
+
+    /// Evaluates a whole template: a lone interpolation keeps its value's
+    /// type, anything else renders to a string.
+    pub(crate) fn eval_template(&self, t: &Template) -> Result<Value> {
+        self.template(t)
     }
 
     pub fn eval(&self, e: &Expression) -> Result<Value> {
@@ -69,7 +89,7 @@ impl Scope {
             Expression::FuncCall(f) => self.call(f),
             Expression::Traversal(t) => {
                 let base = self.traversal_root(&t.expr, &t.operators)?;
-                let ops: Vec<&TraversalOperator> = t.operators.iter().map(|o| o.value()).collect();
+                let ops: Vec<&Decorated<TraversalOperator>> = t.operators.iter().collect();
                 self.traverse(base, &ops)
             }
             Expression::UnaryOp(u) => {
@@ -79,7 +99,17 @@ impl Scope {
             Expression::BinaryOp(b) => {
                 let l = self.eval(&b.lhs_expr)?;
                 let r = self.eval(&b.rhs_expr)?;
-                binary(*b.operator.value(), l, r)
+                binary(*b.operator.value(), l, r).map_err(|d| {
+                    // An unsuitable operand is blamed alone.
+                    let side = if d.detail.contains("right operand") {
+                        b.rhs_expr.span()
+                    } else if d.detail.contains("left operand") {
+                        b.lhs_expr.span()
+                    } else {
+                        None
+                    };
+                    d.or_span(side)
+                })
             }
             Expression::ForExpr(f) => self.for_expr(f),
         }
@@ -154,21 +184,26 @@ impl Scope {
         self.eval(base)
     }
 
-    fn traverse(&self, mut v: Value, ops: &[&TraversalOperator]) -> Result<Value> {
+    fn traverse(&self, mut v: Value, ops: &[&Decorated<TraversalOperator>]) -> Result<Value> {
         let mut i = 0;
         while i < ops.len() {
-            match ops[i] {
-                TraversalOperator::GetAttr(a) => v = get_attr(v, a.as_str())?,
+            let at = || ops[i].span();
+            match ops[i].value() {
+                TraversalOperator::GetAttr(a) => {
+                    v = get_attr(v, a.as_str()).map_err(|d| d.or_span(at()))?
+                }
                 TraversalOperator::Index(e) => {
                     let k = self.eval(e)?;
-                    v = index(v, k)?;
+                    v = index(v, k).map_err(|d| d.or_span(at()))?;
                 }
-                TraversalOperator::LegacyIndex(n) => v = index(v, Value::int(*n.value() as i64))?,
+                TraversalOperator::LegacyIndex(n) => {
+                    v = index(v, Value::int(*n.value() as i64)).map_err(|d| d.or_span(at()))?
+                }
                 TraversalOperator::FullSplat(_) | TraversalOperator::AttrSplat(_) => {
-                    let full = matches!(ops[i], TraversalOperator::FullSplat(_));
+                    let full = matches!(ops[i].value(), TraversalOperator::FullSplat(_));
                     let mut j = i + 1;
                     while j < ops.len() {
-                        let inner = match ops[j] {
+                        let inner = match ops[j].value() {
                             TraversalOperator::GetAttr(_) => true,
                             TraversalOperator::Index(_) | TraversalOperator::LegacyIndex(_) => full,
                             _ => false,
@@ -188,7 +223,7 @@ impl Scope {
         Ok(v)
     }
 
-    fn splat(&self, v: Value, ops: &[&TraversalOperator]) -> Result<Value> {
+    fn splat(&self, v: Value, ops: &[&Decorated<TraversalOperator>]) -> Result<Value> {
         let sensitive = v.sensitive;
         let out = match v.kind {
             Kind::Null(_) => Value::tuple(vec![]),
@@ -227,6 +262,8 @@ impl Scope {
         let cond = self.eval(c)?;
         let tv = self.eval(t)?;
         let fv = self.eval(f)?;
+        // HCL blames the two results together, or the condition.
+        let results = t.span().zip(f.span()).map(|(a, b)| a.start..b.end);
         let Some(ty) = unify(&[tv.ty(), fv.ty()]) else {
             return Err(Diagnostic::new(
                 "Inconsistent conditional result types",
@@ -235,13 +272,15 @@ impl Scope {
                     tv.ty().friendly_name(),
                     fv.ty().friendly_name()
                 ),
-            ));
+            )
+            .or_span(results));
         };
         if cond.is_null() {
             return Err(Diagnostic::new(
                 "Null condition",
                 "The condition value is null. Conditions must either be true or false.",
-            ));
+            )
+            .or_span(c.span()));
         }
         let sensitive = cond.sensitive;
         let cond = convert(cond, &Type::Bool).map_err(|_| {
@@ -249,6 +288,7 @@ impl Scope {
                 "Incorrect condition type",
                 "The condition expression must be of type bool.",
             )
+            .or_span(c.span())
         })?;
         let Some(b) = cond.as_bool() else {
             return Ok(Value::unknown(ty).with_sensitive(sensitive));
@@ -263,6 +303,7 @@ impl Scope {
                     e.message
                 ),
             )
+            .or_span(if b { t.span() } else { f.span() })
         })?;
         Ok(out.with_sensitive(sensitive))
     }
@@ -308,7 +349,7 @@ impl Scope {
                 }
                 Element::Interpolation(i) => {
                     let v = self.eval(&i.expr)?;
-                    match self.interpolate(v)? {
+                    match self.interpolate(v).map_err(|d| d.or_span(i.expr.span()))? {
                         Some(v) => {
                             sensitive |= v.sensitive;
                             match v.as_str() {
@@ -368,21 +409,23 @@ impl Scope {
         match d {
             Directive::If(i) => {
                 let c = self.eval(&i.if_expr.cond_expr)?;
+                let at = i.if_expr.cond_expr.span();
                 if c.is_null() {
                     return Err(Diagnostic::new(
-                        "Invalid template if directive",
+                        "Null condition",
                         "The condition value is null. Conditions must either be true or false.",
-                    ));
+                    )
+                    .or_span(at));
                 }
                 let sensitive = c.sensitive;
-                let c = convert(c, &Type::Bool).map_err(|e| {
+                // HCL renders an if directive as a conditional expression,
+                // and words its errors so.
+                let c = convert(c, &Type::Bool).map_err(|_| {
                     Diagnostic::new(
-                        "Invalid template if directive",
-                        format!(
-                            "The condition expression must be of type bool: {}.",
-                            e.message
-                        ),
+                        "Incorrect condition type",
+                        "The condition expression must be of type bool.",
                     )
+                    .or_span(at.clone())
                 })?;
                 let after = strip_end(&i.endif_expr.strip);
                 let Some(b) = c.as_bool() else {
@@ -418,7 +461,7 @@ impl Scope {
                 let fe = &f.for_expr;
                 let coll = self.eval(&fe.collection_expr)?;
                 let after = strip_end(&f.endfor_expr.strip);
-                let items = iteration(&coll)?;
+                let items = iteration(&coll).map_err(|d| d.or_span(fe.collection_expr.span()))?;
                 let Some(items) = items else {
                     return Ok((
                         Value::unknown(Type::String).with_sensitive(coll.sensitive),
@@ -455,7 +498,9 @@ impl Scope {
 
     fn for_expr(&self, f: &hcl_edit::expr::ForExpr) -> Result<Value> {
         let coll = self.eval(&f.intro.collection_expr)?;
-        let Some(items) = iteration(&coll)? else {
+        let Some(items) =
+            iteration(&coll).map_err(|d| d.or_span(f.intro.collection_expr.span()))?
+        else {
             return Ok(Value::unknown(Type::Dynamic).with_sensitive(coll.sensitive));
         };
         let sensitive = coll.sensitive;
@@ -547,10 +592,32 @@ impl Scope {
             f.name.name.as_str().to_string()
         };
         let exprs: Vec<&Expression> = f.args.iter().collect();
-        match name.as_str() {
+        let plain = name.strip_prefix("core::").unwrap_or(&name);
+        match plain {
             "try" => return self.try_(&exprs),
             "can" => return self.can(&exprs),
             _ => {}
+        }
+        // From the name to the opening parenthesis, which follows the name
+        // directly, as HCL blames a call.
+        let start = f
+            .name
+            .namespace
+            .first()
+            .and_then(|n| n.span())
+            .or_else(|| f.name.name.span());
+        let site = funcs::CallSite {
+            name: start
+                .clone()
+                .zip(f.name.name.span())
+                .map(|(s, n)| s.start..n.end),
+            call: start
+                .zip(f.name.name.span())
+                .map(|(s, n)| s.start..n.end + 1),
+            args: exprs.iter().map(|e| e.span()).collect(),
+        };
+        if plain == "templatestring" && !self.in_template {
+            return self.template_string(&name, &exprs, &site);
         }
         let mut args: Vec<Value> = exprs.iter().map(|e| self.eval(e)).collect::<Result<_>>()?;
         if f.args.expand_final() {
@@ -568,7 +635,64 @@ impl Scope {
                 }
             }
         }
-        funcs::call(&name, args)
+        if self.in_template && matches!(plain, "templatefile" | "templatestring") {
+            return Err(Diagnostic::new(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: cannot recursively call {plain} from inside another template function."),
+            )
+            .or_span(site.call.clone()));
+        }
+        if self.refuse_files && funcs::READS_FILES.contains(&plain) {
+            return Err(Diagnostic::new(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: cannot use filesystem access functions like {plain} in templatestring templates; consider passing the function result as a template variable instead."),
+            )
+            .or_span(site.call.clone()));
+        }
+        funcs::call_at(&name, args, &site)
+    }
+
+    /// `templatestring`, whose template must be a reference to a string
+    /// from elsewhere: a literal template would already have been rendered
+    /// with the wrong names in scope.
+    fn template_string(
+        &self,
+        name: &str,
+        exprs: &[&Expression],
+        site: &funcs::CallSite,
+    ) -> Result<Value> {
+        if exprs.len() != 2 {
+            // Only the count matters: the arity check answers first.
+            let placeholders = exprs.iter().map(|_| Value::null(Type::Dynamic)).collect();
+            return funcs::call_at(name, placeholders, site);
+        }
+        let vars = self.eval(exprs[1])?;
+        let bad = |why: &str| {
+            Err(Diagnostic::new(
+                "Invalid function argument",
+                format!(
+                    "Invalid value for \"template\" parameter: invalid template expression: {why}."
+                ),
+            )
+            .or_span(exprs[0].span()))
+        };
+        if vars.is_null() {
+            return funcs::call_at(name, vec![Value::string(""), vars], site);
+        }
+        match exprs[0] {
+            Expression::String(_) => return bad(LITERAL),
+            Expression::StringTemplate(t) if literal_only(t) => return bad(LITERAL),
+            Expression::HeredocTemplate(h) if literal_only(&h.template) => return bad(LITERAL),
+            Expression::StringTemplate(_) | Expression::HeredocTemplate(_) => {
+                return bad("templatestring is only for rendering templates retrieved dynamically from elsewhere; to render an inline template, consider using a plain template string expression");
+            }
+            e if !is_reference(e) => {
+                return bad("must be a direct reference to a single string from elsewhere, containing valid Terraform template syntax");
+            }
+            _ => {}
+        }
+        let template = self.eval(exprs[0])?;
+        funcs::call_at(name, vec![template, vars], site)
     }
 
     fn try_(&self, exprs: &[&Expression]) -> Result<Value> {
@@ -604,6 +728,32 @@ impl Scope {
             Ok(_) => Ok(Value::bool(true)),
             Err(_) => Ok(Value::bool(false)),
         }
+    }
+}
+
+const LITERAL: &str = "templatestring is only for rendering templates retrieved dynamically from elsewhere, and so does not support providing a literal template; consider using a template string expression instead";
+
+/// Whether a template is only literal text (escapes included).
+fn literal_only(t: &Template) -> bool {
+    t.iter().all(|e| matches!(e, Element::Literal(_)))
+}
+
+/// Whether `e` is a reference HCL can read as an absolute traversal: a
+/// name followed by attributes and literal indexes.
+fn is_reference(e: &Expression) -> bool {
+    match e {
+        Expression::Variable(_) => true,
+        Expression::Traversal(t) => {
+            matches!(t.expr, Expression::Variable(_))
+                && t.operators.iter().all(|o| match o.value() {
+                    TraversalOperator::GetAttr(_) | TraversalOperator::LegacyIndex(_) => true,
+                    TraversalOperator::Index(i) => {
+                        matches!(i, Expression::Number(_) | Expression::String(_))
+                    }
+                    _ => false,
+                })
+        }
+        _ => false,
     }
 }
 
@@ -752,13 +902,17 @@ pub fn index(v: Value, k: Value) -> Result<Value> {
     }
     let out = match v.kind {
         Kind::List(_, e) | Kind::Tuple(e) => {
-            let n = convert(k, &Type::Number).map_err(|_| invalid_index(""))?;
+            let n = convert(k, &Type::Number)
+                .map_err(|e| invalid_index(&format!(": {}", e.message)))?;
             let n = n.as_number().cloned().unwrap_or_else(Number::zero);
             if !n.is_integer() {
                 return Err(invalid_index(": indexing a sequence requires a whole number, but the given index has a fractional part"));
             }
             if n.is_negative() {
                 return Err(invalid_index(": a negative number is not a valid index for a sequence"));
+            }
+            if e.is_empty() {
+                return Err(invalid_index(": the collection has no elements"));
             }
             let i = n.to_i64().unwrap_or(i64::MAX) as usize;
             e.into_iter().nth(i).ok_or_else(|| invalid_index(""))?
@@ -773,12 +927,11 @@ pub fn index(v: Value, k: Value) -> Result<Value> {
                 "Elements of a set are identified only by their value and don't have any separate index or key to select with, so it's only possible to perform operations across all elements of the set.",
             ))
         }
-        k => {
-            let t = Value::from(k).ty();
+        _ => {
             return Err(Diagnostic::new(
                 "Invalid index",
-                format!("This value does not have any indices (a {} value).", t.friendly_name()),
-            ));
+                "This value does not have any indices.",
+            ))
         }
     };
     Ok(out.with_sensitive(sensitive))

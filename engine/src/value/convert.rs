@@ -43,7 +43,7 @@ fn mismatch(want: &Type) -> ConvertError {
     ConvertError::new(match want {
         Type::Object { .. } => "object required".into(),
         Type::Tuple(_) => "tuple required".into(),
-        t => format!("{} required", t.friendly_name()),
+        t => format!("{} required", t.constraint_name()),
     })
 }
 

@@ -100,6 +100,27 @@ impl Type {
     }
 
     /// cty's `FriendlyName`, as error messages and console comments use it.
+    /// The name of this type as a conversion's target, as cty's
+    /// `FriendlyNameForConstraint` gives it: a collection of dynamic
+    /// elements is "of any single type".
+    pub fn constraint_name(&self) -> String {
+        match self {
+            Type::Dynamic => "any type".into(),
+            Type::List(t) | Type::Set(t) | Type::Map(t) => {
+                let kind = match self {
+                    Type::List(_) => "list",
+                    Type::Set(_) => "set",
+                    _ => "map",
+                };
+                match **t {
+                    Type::Dynamic => format!("{kind} of any single type"),
+                    ref e => format!("{kind} of {}", e.constraint_name()),
+                }
+            }
+            t => t.friendly_name(),
+        }
+    }
+
     pub fn friendly_name(&self) -> String {
         match self {
             Type::Dynamic => "dynamic".into(),

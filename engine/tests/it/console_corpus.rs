@@ -7,6 +7,10 @@
 //! An answer is stdout for a value, or the error text on stderr; both sides
 //! run with `-no-color`. A corpus line may end in `# known: <reason>` to
 //! record an accepted difference; those still count as mismatches.
+//!
+//! Both consoles run in a directory holding a copy of
+//! `tests/fixtures/console/`, so the filesystem functions read the same
+//! files on both sides.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -83,6 +87,20 @@ fn answer(program: &Path, dir: &Path, expr: &str) -> String {
     String::from_utf8_lossy(&text).trim().to_string()
 }
 
+/// Copies the fixture tree `from` into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("fixture entry");
+        let dest = to.join(entry.file_name());
+        if entry.file_type().expect("fixture type").is_dir() {
+            std::fs::create_dir(&dest).expect("create fixture dir");
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).expect("copy fixture");
+        }
+    }
+}
+
 /// Answers for every expression, on two workers. Terraform's console takes
 /// a state lock in its working directory, so each worker has its own.
 fn answers(program: &Path, exprs: &[&str]) -> Vec<String> {
@@ -94,6 +112,9 @@ fn answers(program: &Path, exprs: &[&str]) -> Vec<String> {
                 s.spawn(move || {
                     let dir = tempfile::tempdir().expect("tempdir");
                     std::fs::write(dir.path().join("terraformrc"), "").expect("write terraformrc");
+                    let fixtures =
+                        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/console");
+                    copy_tree(&fixtures, dir.path());
                     chunk
                         .iter()
                         .map(|e| answer(program, dir.path(), e))

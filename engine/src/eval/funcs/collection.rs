@@ -52,6 +52,15 @@ fn set_param(name: &'static str) -> Param {
 
 pub(super) fn lookup(name: &str) -> Option<Func> {
     Some(match name {
+        "matchkeys" => Func::new(
+            vec![
+                list_param("values"),
+                list_param("keys"),
+                list_param("searchset"),
+            ],
+            Type::list(Type::Dynamic),
+            matchkeys,
+        ),
         "length" => Func::new(vec![any("value")], Type::Number, |a| {
             let n = match &a[0].kind {
                 Kind::String(t) => t.graphemes(true).count(),
@@ -177,13 +186,15 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 Kind::Object(m) => Ok(Value::tuple(
                     m.keys().map(|k| Value::string(k.clone())).collect(),
                 )),
-                _ => Err(String::from("must have map or object type")),
+                _ => Err(arg_error("inputMap", "must have map or object type")),
             },
         ),
         "values" => Func::new(vec![any("mapping")], Type::Dynamic, |a| match &a[0].kind {
             Kind::Map(t, m) => Ok(Value::list(t.clone(), m.values().cloned().collect())),
             Kind::Object(m) => Ok(Value::tuple(m.values().cloned().collect())),
-            _ => Err(String::from("must be a map or object value")),
+            _ => Err(String::from(
+                "values() requires a map as the first argument",
+            )),
         }),
         "contains" => Func::new(vec![any("list"), any("value")], Type::Bool, |a| {
             if !matches!(a[0].kind, Kind::List(..) | Kind::Set(..) | Kind::Tuple(..)) {
@@ -575,4 +586,32 @@ fn setproduct(a: Vec<Value>) -> FuncResult {
     } else {
         Ok(Value::list(ety, rows))
     }
+}
+
+/// The values whose key (at the same index) is in the search set; keys and
+/// search set are compared after unifying their types.
+fn matchkeys(a: Vec<Value>) -> FuncResult {
+    let ety = a[0].ty().element().cloned().unwrap_or(Type::Dynamic);
+    let ty = unify(&[a[1].ty(), a[2].ty()])
+        .ok_or_else(|| "keys and searchset must be of the same type".to_string())?;
+    let values = elems(&a[0]);
+    let keys = elems(&convert(a[1].clone(), &ty).map_err(|e| e.message)?);
+    let search = elems(&convert(a[2].clone(), &ty).map_err(|e| e.message)?);
+    if values.len() != keys.len() {
+        return Err("length of keys and values should be equal".to_string());
+    }
+    let mut out = Vec::new();
+    for (k, v) in keys.iter().zip(values) {
+        for s in &search {
+            match equals(k, s) {
+                Some(true) => {
+                    out.push(v);
+                    break;
+                }
+                Some(false) => {}
+                None => return Ok(Value::list(ety, vec![])),
+            }
+        }
+    }
+    Ok(Value::list(ety, out))
 }

@@ -117,6 +117,73 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 Ok(Value::string(format!("{}/{len}", show(addr, p.bits))))
             },
         ),
+        "cidrsubnets" => Func::new(
+            vec![Param::new("prefix", Type::String)],
+            Type::list(Type::String),
+            cidrsubnets,
+        )
+        .variadic(Param::new("newbits", Type::Number)),
         _ => return None,
     })
+}
+
+/// Consecutive subnets of `prefix`, each `newbits` longer than it, packed
+/// in order as hashicorp/go-cidr's `NextSubnet` allocates them: each starts
+/// after the previous one ends, aligned to its own size.
+fn cidrsubnets(a: Vec<Value>) -> super::FuncResult {
+    use super::arg_error;
+    let p = parse(a[0].as_str().unwrap_or_default()).map_err(|e| arg_error("prefix", e))?;
+    let all = mask(p.bits, p.bits);
+    let host = |len: u32| all & !mask(p.bits, len);
+    let mut out = Vec::new();
+    // The subnet before the prefix, at the first requested length, so the
+    // first subnet allocated is the prefix's first.
+    let mut current: Option<(u128, u32)> = None;
+    for n in &a[1..] {
+        let newbits = n.as_number().and_then(Number::to_i64).ok_or_else(|| {
+            arg_error(
+                "newbits",
+                "value must be a whole number, between -9223372036854775808 and 9223372036854775807",
+            )
+        })?;
+        if newbits < 1 {
+            return Err(arg_error(
+                "newbits",
+                "must extend prefix by at least one bit",
+            ));
+        }
+        if newbits > 32 {
+            return Err(arg_error(
+                "newbits",
+                "may not extend prefix by more than 32 bits",
+            ));
+        }
+        let len = p.len + newbits as u32;
+        if len > p.bits {
+            let proto = if p.bits == 32 { "IPv4" } else { "IPv6" };
+            return Err(arg_error(
+                "newbits",
+                format!(
+                    "would extend prefix to {len} bits, which is too long for an {proto} address"
+                ),
+            ));
+        }
+        let (cur_addr, cur_len) =
+            current.unwrap_or(((p.addr.wrapping_sub(1) & all) & mask(p.bits, len), len));
+        let last = (cur_addr | host(cur_len)) & mask(p.bits, len) | host(len);
+        let next = last.wrapping_add(1) & all;
+        let rollover = next == 0;
+        if rollover || next & mask(p.bits, p.len) != p.addr {
+            return Err(arg_error(
+                "newbits",
+                format!(
+                    "not enough remaining address space for a subnet with a prefix of {len} bits after {}/{cur_len}",
+                    show(cur_addr, p.bits)
+                ),
+            ));
+        }
+        current = Some((next, len));
+        out.push(Value::string(format!("{}/{len}", show(next, p.bits))));
+    }
+    Ok(Value::list(Type::String, out))
 }

@@ -10,12 +10,19 @@
 //! `expr`.
 
 mod collection;
+mod csv;
+mod datetime;
 mod encoding;
+mod fs;
 mod hash;
 mod ipnet;
 mod numeric;
 mod string;
+mod template;
 mod typeconv;
+mod uuid;
+
+pub(crate) use fs::READS_FILES;
 
 use super::diag::{Diagnostic, Result};
 use crate::value::convert::convert;
@@ -92,17 +99,35 @@ fn lookup(name: &str) -> Option<Func> {
         .or_else(|| typeconv::lookup(name))
         .or_else(|| hash::lookup(name))
         .or_else(|| ipnet::lookup(name))
+        .or_else(|| fs::lookup(name))
+        .or_else(|| datetime::lookup(name))
+        .or_else(|| uuid::lookup(name))
+        .or_else(|| template::lookup(name))
+        .or_else(|| csv::lookup(name))
+}
+
+/// Where a call sits in its source, for the errors of template files:
+/// the name's bytes, the bytes from the name to the opening parenthesis,
+/// and each argument's.
+#[derive(Default)]
+pub(crate) struct CallSite {
+    pub(crate) name: Option<std::ops::Range<usize>>,
+    pub(crate) call: Option<std::ops::Range<usize>>,
+    pub(crate) args: Vec<Option<std::ops::Range<usize>>>,
 }
 
 /// The names of every function this evaluator knows, for listings and tests.
 pub const NAMES: &[&str] = &[
     "abs",
+    "abspath",
     "alltrue",
     "anytrue",
     "base64decode",
     "base64encode",
     "base64sha256",
     "base64sha512",
+    "basename",
+    "bcrypt",
     "can",
     "ceil",
     "chomp",
@@ -110,20 +135,36 @@ pub const NAMES: &[&str] = &[
     "cidrhost",
     "cidrnetmask",
     "cidrsubnet",
+    "cidrsubnets",
     "coalesce",
     "coalescelist",
     "compact",
     "concat",
     "contains",
+    "csvdecode",
+    "dirname",
     "distinct",
     "element",
     "endswith",
+    "ephemeralasnull",
+    "file",
+    "filebase64",
+    "filebase64sha256",
+    "filebase64sha512",
+    "fileexists",
+    "filemd5",
+    "fileset",
+    "filesha1",
+    "filesha256",
+    "filesha512",
     "flatten",
     "floor",
     "format",
+    "formatdate",
     "formatlist",
     "indent",
     "index",
+    "issensitive",
     "join",
     "jsondecode",
     "jsonencode",
@@ -132,6 +173,7 @@ pub const NAMES: &[&str] = &[
     "log",
     "lookup",
     "lower",
+    "matchkeys",
     "max",
     "md5",
     "merge",
@@ -139,6 +181,7 @@ pub const NAMES: &[&str] = &[
     "nonsensitive",
     "one",
     "parseint",
+    "pathexpand",
     "pow",
     "range",
     "regex",
@@ -162,6 +205,11 @@ pub const NAMES: &[&str] = &[
     "strrev",
     "substr",
     "sum",
+    "templatefile",
+    "templatestring",
+    "timeadd",
+    "timecmp",
+    "timestamp",
     "title",
     "tobool",
     "tolist",
@@ -177,6 +225,8 @@ pub const NAMES: &[&str] = &[
     "try",
     "upper",
     "urlencode",
+    "uuid",
+    "uuidv5",
     "values",
     "zipmap",
 ];
@@ -190,15 +240,35 @@ fn invalid_arg(param: &str, msg: &str) -> Diagnostic {
 
 /// Calls the built-in function `name`.
 pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
-    match name {
-        "sensitive" | "nonsensitive" => return typeconv::marks(name, args),
+    call_at(name, args, &CallSite::default())
+}
+
+/// Calls the built-in function `name`, blaming `site` in errors. A name in
+/// the `core::` namespace is the built-in function of the same name.
+pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<Value> {
+    let arg_at = |i: usize| site.args.get(i).cloned().flatten();
+    let plain = name.strip_prefix("core::").unwrap_or(name);
+    match plain {
+        "sensitive" | "nonsensitive" => {
+            return typeconv::marks(plain, args).map_err(|d| d.or_span(site.call.clone()))
+        }
         _ => {}
     }
-    let Some(f) = lookup(name) else {
+    let Some(f) = lookup(plain) else {
+        if let Some((ns, _)) = name.split_once("::") {
+            let detail = match name.split("::").collect::<Vec<_>>().as_slice() {
+                ["provider", p, f] => format!("There is no function named \"{name}\". Ensure that provider name \"{p}\" is declared in this module's required_providers block, and that this provider offers a function named \"{f}\"."),
+                _ => format!("The function namespace \"{ns}\" is not valid. Provider function calls must use the \"provider::\" namespace prefix."),
+            };
+            return Err(
+                Diagnostic::new("Unknown provider function", detail).or_span(site.call.clone())
+            );
+        }
         return Err(Diagnostic::new(
             "Call to unknown function",
             format!("There is no function named \"{name}\"."),
-        ));
+        )
+        .or_span(site.name.clone()));
     };
     let n = f.params.len();
     if args.len() < n {
@@ -226,7 +296,7 @@ pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
             .or(f.variadic.as_ref())
             .expect("arity checked above");
         if arg.is_null() && !p.allow_null {
-            return Err(invalid_arg(p.name, "argument must not be null"));
+            return Err(invalid_arg(p.name, "argument must not be null").or_span(arg_at(i)));
         }
         let arg = if p.allow_marked {
             arg
@@ -237,7 +307,8 @@ pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
         if !arg.is_wholly_known() && !p.allow_unknown {
             unknown = true;
         }
-        let arg = convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.message))?;
+        let arg =
+            convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.message).or_span(arg_at(i)))?;
         converted.push(arg);
     }
     if unknown {
@@ -248,12 +319,14 @@ pub fn call(name: &str, args: Vec<Value>) -> Result<Value> {
         Err(msg) if msg.starts_with(ARG_ERROR) => {
             let rest = &msg[ARG_ERROR.len()..];
             let (param, detail) = rest.split_once('\u{0}').unwrap_or(("", rest));
-            Err(invalid_arg(param, detail))
+            let index = f.params.iter().position(|p| p.name == param);
+            Err(invalid_arg(param, detail).or_span(index.and_then(arg_at)))
         }
         Err(msg) => Err(Diagnostic::new(
             "Error in function call",
             format!("Call to function \"{name}\" failed: {msg}."),
-        )),
+        )
+        .or_span(site.call.clone())),
     }
 }
 

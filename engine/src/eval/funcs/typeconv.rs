@@ -1,21 +1,11 @@
 //! Type conversion functions (`tostring`, `tolist`, ...) and the functions
-//! that add and remove the sensitive mark.
+//! that add, remove and test marks (`sensitive`, `nonsensitive`,
+//! `issensitive`, `ephemeralasnull`).
 
 use super::{arg_error, Func, Param};
 use crate::eval::diag::{Diagnostic, Result};
 use crate::value::convert::convert;
 use crate::value::{go_quote, Type, Value};
-
-fn constraint_name(t: &Type) -> String {
-    match t {
-        Type::List(e) | Type::Set(e) | Type::Map(e) if **e == Type::Dynamic => {
-            let kind = t.friendly_name();
-            let kind = kind.split(' ').next().unwrap_or_default().to_string();
-            format!("{kind} of any single type")
-        }
-        t => t.friendly_name(),
-    }
-}
 
 fn to(want: Type, v: Value) -> super::FuncResult {
     let got = v.ty();
@@ -30,7 +20,7 @@ fn to(want: Type, v: Value) -> super::FuncResult {
                 go_quote(v.as_str().unwrap_or_default())
             ),
             _ if e.message.starts_with("cannot convert") => e.message,
-            _ => format!("cannot convert {} to {}", got.friendly_name(), constraint_name(&want)),
+            _ => format!("cannot convert {} to {}", got.friendly_name(), want.constraint_name()),
         };
         arg_error("v", msg)
     })
@@ -69,6 +59,26 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 a.into_iter().next().expect("one argument"),
             )
         }),
+        // Whether the value itself carries the mark; marks inside it do not
+        // count, and an unknown value's mark is known.
+        "issensitive" => Func::new(
+            vec![Param::new("value", Type::Dynamic)
+                .nullable()
+                .unknowns()
+                .marked()],
+            Type::Bool,
+            |a| Ok(Value::bool(a[0].sensitive)),
+        ),
+        // Nothing this evaluator computes is ephemeral, so every value
+        // passes through unchanged.
+        "ephemeralasnull" => Func::new(
+            vec![Param::new("value", Type::Dynamic)
+                .nullable()
+                .unknowns()
+                .marked()],
+            Type::Dynamic,
+            |a| Ok(a.into_iter().next().expect("one argument")),
+        ),
         _ => return None,
     })
 }
