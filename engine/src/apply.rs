@@ -202,7 +202,9 @@ impl Applier<'_, '_> {
                         ),
                         Marks::Parent(_) => config,
                     };
-                    let config = keep_ignored(res, config, step.prior.as_ref().map(|p| &p.value));
+                    let live = step.prior.as_ref().map(|p| &p.value);
+                    let config =
+                        crate::planner::keep_live_json(keep_ignored(res, config, live), live);
                     match step.action {
                         Action::Replace {
                             create_before_destroy: false,
@@ -261,10 +263,18 @@ impl Applier<'_, '_> {
         let creating = prior.value.is_null();
         let provider = sessions.get(&step.provider).await?;
         let proposed = proposed_new(&step.schema.block, &prior.value, config);
-        let planned = provider
+        let mut planned = provider
             .plan_resource_change(&step.type_name, prior, &proposed, config)
             .await
             .map_err(|e| failed(addr, e))?;
+        let res = step
+            .key
+            .as_ref()
+            .and_then(|k| self.req.module.resources.get(k));
+        if let (Some(res), false) = (res, creating) {
+            planned.planned_state =
+                crate::planner::ignore_changes(res, planned.planned_state, Some(&prior.value));
+        }
         let id = prior
             .value
             .get("id")
@@ -353,7 +363,8 @@ impl Applier<'_, '_> {
             ..Record::default()
         };
         for name in row.config_only {
-            if let Some(j) = config
+            if let Some(j) = state
+                .value
                 .get(name)
                 .filter(|v| !v.is_null())
                 .and_then(record::to_json)

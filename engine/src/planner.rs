@@ -255,9 +255,7 @@ impl Planner<'_, '_> {
             let prior = match found {
                 Some((id, mut state)) => {
                     self.check_owner(res, &addr, row, &id, &state.value, &config)?;
-                    if let Some(r) = &record {
-                        patch_config_only(&mut state.value, r, row, &schema);
-                    }
+                    patch_config_only(&mut state.value, &config, record.as_ref(), row, &schema);
                     self.bound.insert(id.clone());
                     if let Some(arn) = state.value.get("arn").and_then(Value::as_str) {
                         self.bound.insert(arn.to_string());
@@ -266,7 +264,8 @@ impl Planner<'_, '_> {
                 }
                 None => None,
             };
-            let config = ignore_changes(res, config, prior.as_ref().map(|p| &p.1.value));
+            let live = prior.as_ref().map(|p| &p.1.value);
+            let config = keep_live_json(ignore_changes(res, config, live), live);
             let marked = match row.marks {
                 Marks::Tags => {
                     marker::with_markers(config, &self.req.settings.estate, &addr.to_string())
@@ -276,7 +275,7 @@ impl Planner<'_, '_> {
             let ty = schema.block.implied_type().without_optional();
             let (action, before, after, replace_paths) = match (&prior, self.req.destroy) {
                 (None, true) => {
-                    afters.push(Value::null(ty));
+                    afters.push(Value::unknown(ty));
                     continue;
                 }
                 (None, false) => {
@@ -296,10 +295,20 @@ impl Planner<'_, '_> {
                 }
                 (Some((_, state)), false) => {
                     let proposed = proposed_new(&schema.block, &state.value, &marked);
-                    let planned = provider
+                    let mut planned = provider
                         .plan_resource_change(&key.type_name, state, &proposed, &marked)
                         .await
                         .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                    // As terraform does, ignore_changes applies to the
+                    // provider's plan as well as to the configuration.
+                    planned.planned_state =
+                        ignore_changes(res, planned.planned_state, Some(&state.value));
+                    let mut live = state.value.clone();
+                    default_config_only(&mut live, &planned.planned_state, row);
+                    let state = &ResourceState {
+                        value: live,
+                        private: state.private.clone(),
+                    };
                     if same(&planned.planned_state, &state.value) {
                         (
                             Action::NoOp,
@@ -330,7 +339,11 @@ impl Planner<'_, '_> {
                     }
                 }
             };
-            let downstream = after.clone().unwrap_or_else(|| Value::null(ty.clone()));
+            // A destroy plan still evaluates what refers to the object: as it is.
+            let downstream = after
+                .clone()
+                .or_else(|| before.clone())
+                .unwrap_or_else(|| Value::unknown(ty.clone()));
             if row.marks == Marks::Tags {
                 for v in [before.as_ref(), after.as_ref()].into_iter().flatten() {
                     self.own(v);
@@ -955,6 +968,33 @@ pub fn ignore_changes(res: &Resource, config: Value, prior: Option<&Value>) -> V
     Value::object(attrs).with_sensitive(sensitive)
 }
 
+/// Where the configuration writes a JSON document the live object holds
+/// in an equivalent form (other whitespace, other key order), the live
+/// form is kept: providers keep the prior form of an equivalent policy,
+/// and with no state file the prior form is the live one.
+pub fn keep_live_json(config: Value, live: Option<&Value>) -> Value {
+    let Some(live) = live else { return config };
+    let sensitive = config.sensitive;
+    let Kind::Object(mut attrs) = config.kind else {
+        return config;
+    };
+    for (name, v) in attrs.iter_mut() {
+        let (Some(want), Some(have)) = (v.as_str(), live.get(name).and_then(Value::as_str)) else {
+            continue;
+        };
+        if want == have || !want.trim_start().starts_with(['{', '[']) {
+            continue;
+        }
+        let parse = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok();
+        if let (Some(a), Some(b)) = (parse(want), parse(have)) {
+            if a == b {
+                *v = Value::string(have).with_sensitive(v.sensitive);
+            }
+        }
+    }
+    Value::object(attrs).with_sensitive(sensitive)
+}
+
 /// An ignore_changes entry as a path: `redrive_policy`, `tags["Name"]`,
 /// `tags.Name`.
 fn ignore_path(e: &hcl_edit::expr::Expression) -> Option<Vec<String>> {
@@ -979,18 +1019,44 @@ fn ignore_path(e: &hcl_edit::expr::Expression) -> Option<Vec<String>> {
     }
 }
 
-/// Puts back the arguments the provider cannot read, from the record.
-fn patch_config_only(live: &mut Value, record: &Record, row: &Row, schema: &Schema) {
+/// Fills in the arguments the provider cannot read back. The live system
+/// cannot disagree with them, so they take the configured value, else the
+/// recorded one; one left null takes the provider's planned default later.
+fn patch_config_only(
+    live: &mut Value,
+    config: &Value,
+    record: Option<&Record>,
+    row: &Row,
+    schema: &Schema,
+) {
     let Kind::Object(attrs) = &mut live.kind else {
         return;
     };
     for name in row.config_only {
-        if let (Some(j), Some(a)) = (
-            record.config_only.get(*name),
-            schema.block.attributes.get(*name),
-        ) {
-            if let Some(v) = record::from_json(j, &a.ty) {
-                attrs.insert(name.to_string(), v);
+        let configured = config
+            .get(name)
+            .filter(|v| !v.is_null() && v.is_known())
+            .cloned();
+        let recorded = record
+            .and_then(|r| r.config_only.get(*name))
+            .zip(schema.block.attributes.get(*name))
+            .and_then(|(j, a)| record::from_json(j, &a.ty));
+        if let Some(v) = configured.or(recorded) {
+            attrs.insert(name.to_string(), v);
+        }
+    }
+}
+
+/// Config-only arguments still null in the live value take the planned
+/// value (the provider's default), so leaving them unset is no change.
+fn default_config_only(live: &mut Value, planned: &Value, row: &Row) {
+    let Kind::Object(attrs) = &mut live.kind else {
+        return;
+    };
+    for name in row.config_only {
+        if attrs.get(*name).is_some_and(Value::is_null) {
+            if let Some(p) = planned.get(name) {
+                attrs.insert(name.to_string(), p.clone());
             }
         }
     }
@@ -1008,8 +1074,18 @@ pub fn same(a: &Value, b: &Value) -> bool {
         (Kind::Map(_, x), Kind::Map(_, y)) | (Kind::Object(x), Kind::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, e)| y.get(k).is_some_and(|f| same(e, f)))
         }
+        (Kind::String(x), Kind::String(y)) if x != y => equivalent_json(x, y),
         _ => crate::eval::expr::equals(a, b) == Some(true),
     }
+}
+
+/// Whether two strings are the same JSON document in different forms.
+fn equivalent_json(a: &str, b: &str) -> bool {
+    if !a.trim_start().starts_with(['{', '[']) {
+        return false;
+    }
+    let parse = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok();
+    matches!((parse(a), parse(b)), (Some(x), Some(y)) if x == y)
 }
 
 fn no_identity_row(res: &Resource) -> Diagnostics {
