@@ -69,6 +69,17 @@ enum Command {
         #[arg(long = "auto-approve")]
         auto_approve: bool,
     },
+    /// Take a stock terraform state into the estate: stamp the estate's
+    /// markers on every object it holds (an update that only adds them) and
+    /// record those owned through a parent. The state file is only read.
+    Migrate {
+        /// The terraform state to migrate.
+        #[arg(long, value_name = "FILE", default_value = "terraform.tfstate")]
+        state: std::path::PathBuf,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
     /// Show information about the providers the root in the working
     /// directory requires.
     Providers {
@@ -125,6 +136,7 @@ fn main() -> ExitCode {
         }
         Command::Console { no_color } => return ExitCode::from(console(no_color)),
         Command::Validate { json, no_color } => return validate(json, no_color),
+        Command::Migrate { state, no_color } => return run_migrate(&state, no_color),
         Command::Plan {
             args,
             detailed_exitcode,
@@ -273,6 +285,60 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
         };
         ws.sessions.close().await;
         code
+    })
+}
+
+/// `choudoufu migrate`: exit 0 when nothing failed.
+fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
+    use engine::provider::plugin::LaunchOptions;
+    use engine::workspace::Workspace;
+    let style = diag::Style::new(!no_color);
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return report(Err(e.into())),
+    };
+    let root = match std::env::current_dir() {
+        Ok(r) => r,
+        Err(e) => return report(Err(e.into())),
+    };
+    runtime.block_on(async {
+        let mut ws = match Workspace::open(&root, &[], &env, LaunchOptions::from_env()).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                eprint!("{}", diag::render_all(&e.diagnostics, &e.sources, style));
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(d) = engine::planner::configure_providers(&ws.module, ws.vars.clone(), &mut ws.sessions).await {
+            eprint!("{}", diag::render_all(&d, ws.module.sources(), style));
+            ws.sessions.close().await;
+            return ExitCode::FAILURE;
+        }
+        println!("Migrating {} into estate \"{}\":", state.display(), ws.settings.estate);
+        let mut progress = |line: String| println!("  {line}");
+        let result = engine::migrate::migrate(state, &ws.settings.estate, &mut ws.sessions, &ws.store, &mut progress).await;
+        ws.sessions.close().await;
+        match result {
+            Ok(c) => {
+                println!(
+                    "\nMigrate complete! {} newly stamped, {} already stamped, {} recorded (owned through their parent), {} failed, {} skipped.",
+                    c.stamped, c.already, c.recorded, c.failed, c.skipped
+                );
+                if c.failed > 0 {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            Err(d) => {
+                eprint!("{}", diag::render_all(&d, &Default::default(), style));
+                ExitCode::FAILURE
+            }
+        }
     })
 }
 

@@ -635,6 +635,43 @@ impl Planner<'_, '_> {
     }
 }
 
+/// Configures every `provider` block of the module, evaluating the
+/// variables and locals they refer to (for commands that read and write
+/// objects without planning the whole module, such as `migrate`).
+pub async fn configure_providers(
+    module: &Module,
+    vars: BTreeMap<String, Value>,
+    sessions: &mut Sessions,
+) -> Result<(), Diagnostics> {
+    let (graph, diags) = Graph::build(module);
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    let order = graph
+        .order()
+        .map_err(|cycles| Diagnostics(cycles.iter().map(|c| cycle_diagnostic(c)).collect()))?;
+    let mut values = ModuleValues::new(vars, &module.dir, &module.dir);
+    for node in &order {
+        match node {
+            Node::Local(name) => {
+                let v = values.eval(&module.locals[name].expr, &Instance::default())?;
+                values.locals.insert(name.clone(), v);
+            }
+            Node::Provider(p) => {
+                let config = &module.providers[p];
+                let Some(schema) = sessions.schema(&p.name).cloned() else {
+                    continue;
+                };
+                let scope = values.scope_for(&config.config.references(), &Instance::default());
+                let value = decode(&config.config, &schema.provider.block, &scope)?;
+                sessions.configure(p, value).await?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The address of an instance of a root-module block.
 pub fn instance_addr(key: &ResourceKey, inst: Option<InstanceKey>) -> ResourceInstanceAddr {
     ResourceInstanceAddr {

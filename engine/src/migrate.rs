@@ -1,0 +1,322 @@
+//! `choudoufu migrate`: a stock terraform state taken into an estate.
+//!
+//! Every instance the state holds is read live through its provider. An
+//! object of a type that carries tags is stamped with the estate's markers
+//! by an update that only adds them; an object of a type owned through its
+//! parent is recorded. Nothing else about any object changes, and the
+//! state file is only read.
+
+use crate::addr::ResourceInstanceAddr;
+use crate::bind::identity::{self, Locate, Marks};
+use crate::bind::marker::{self, Owner};
+use crate::config::ProviderRef;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::provider::proposed::proposed_new;
+use crate::provider::schema::{Block, Nesting};
+use crate::provider::{Provider, ResourceState};
+use crate::record::{self, Record, RecordStore};
+use crate::session::Sessions;
+use crate::value::{Kind, Value};
+use base64::Engine as _;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What happened to one instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The markers were written onto the object.
+    Stamped,
+    /// The object already carried this estate's markers.
+    AlreadyStamped,
+    /// A type that carries no tags, owned through its parent: recorded.
+    Recorded,
+    /// Not migrated, and why.
+    Failed(String),
+    /// Not migrated because nothing can be done with it, and why.
+    Skipped(String),
+}
+
+/// The counts `migrate` prints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub stamped: usize,
+    pub already: usize,
+    pub recorded: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+impl Counts {
+    fn add(&mut self, o: &Outcome) {
+        match o {
+            Outcome::Stamped => self.stamped += 1,
+            Outcome::AlreadyStamped => self.already += 1,
+            Outcome::Recorded => self.recorded += 1,
+            Outcome::Failed(_) => self.failed += 1,
+            Outcome::Skipped(_) => self.skipped += 1,
+        }
+    }
+}
+
+/// One managed instance of a state file.
+struct StateInstance {
+    addr: ResourceInstanceAddr,
+    provider: ProviderRef,
+    schema_version: i64,
+    attributes: serde_json::Value,
+    private: Vec<u8>,
+}
+
+/// Reads a terraform state (format version 4).
+fn read_state(path: &Path) -> Result<Vec<StateInstance>, Diagnostics> {
+    let bad = |detail: String| -> Diagnostics {
+        Diagnostic::error(
+            "Invalid state file",
+            format!("{}: {detail}", path.display()),
+        )
+        .into()
+    };
+    let text = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let doc: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if doc["version"] != 4 {
+        return Err(bad(format!(
+            "state format version {} is not 4",
+            doc["version"]
+        )));
+    }
+    let mut out = Vec::new();
+    for r in doc["resources"].as_array().into_iter().flatten() {
+        if r["mode"] != "managed" || r.get("module").is_some() {
+            continue;
+        }
+        let (Some(type_name), Some(name)) = (r["type"].as_str(), r["name"].as_str()) else {
+            return Err(bad("a resource without type or name".into()));
+        };
+        // provider["registry.terraform.io/hashicorp/aws"] or .aws.alias
+        let provider_text = r["provider"].as_str().unwrap_or("");
+        let local = provider_text
+            .rsplit_once('/')
+            .map_or(provider_text, |(_, n)| n)
+            .trim_end_matches(['"', ']']);
+        let (local, alias) = match provider_text.rsplit_once("].") {
+            Some((_, alias)) => (
+                crate::config::implied_provider(type_name),
+                Some(alias.to_string()),
+            ),
+            None => (local.to_string(), None),
+        };
+        for inst in r["instances"].as_array().into_iter().flatten() {
+            let key = match &inst["index_key"] {
+                serde_json::Value::Number(n) => n.as_u64().map(crate::addr::InstanceKey::Int),
+                serde_json::Value::String(s) => Some(crate::addr::InstanceKey::Str(s.clone())),
+                _ => None,
+            };
+            let mut addr = ResourceInstanceAddr::managed(type_name, name);
+            addr.key = key;
+            let private = inst["private"]
+                .as_str()
+                .and_then(|p| base64::engine::general_purpose::STANDARD.decode(p).ok())
+                .unwrap_or_default();
+            out.push(StateInstance {
+                addr,
+                provider: ProviderRef {
+                    name: local.clone(),
+                    alias: alias.clone(),
+                },
+                schema_version: inst["schema_version"].as_i64().unwrap_or(0),
+                attributes: inst["attributes"].clone(),
+                private,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Migrates every instance of the state at `path` into the estate.
+pub async fn migrate(
+    path: &Path,
+    estate: &str,
+    sessions: &mut Sessions,
+    store: &RecordStore,
+    progress: &mut dyn FnMut(String),
+) -> Result<Counts, Diagnostics> {
+    let instances = read_state(path)?;
+    for p in instances
+        .iter()
+        .map(|i| &i.provider)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        sessions.get(p).await?;
+    }
+    let mut counts = Counts::default();
+    for inst in &instances {
+        let outcome = migrate_one(inst, estate, sessions, store).await;
+        let word = match &outcome {
+            Outcome::Stamped => "stamped".to_string(),
+            Outcome::AlreadyStamped => "already stamped".to_string(),
+            Outcome::Recorded => "recorded (owned through its parent)".to_string(),
+            Outcome::Failed(why) => format!("failed: {why}"),
+            Outcome::Skipped(why) => format!("skipped: {why}"),
+        };
+        progress(format!("{}: {word}", inst.addr));
+        counts.add(&outcome);
+    }
+    Ok(counts)
+}
+
+async fn migrate_one(
+    inst: &StateInstance,
+    estate: &str,
+    sessions: &mut Sessions,
+    store: &RecordStore,
+) -> Outcome {
+    let type_name = inst.addr.type_name.as_str();
+    let Some(row) = identity::row(type_name) else {
+        return Outcome::Skipped(format!(
+            "{type_name} has no identity row, so the engine could not find it again"
+        ));
+    };
+    let Some(schema) = sessions.resource_schema(&inst.provider.name, type_name) else {
+        return Outcome::Skipped(format!("no provider schema for {type_name}"));
+    };
+    let Ok(provider) = sessions.get(&inst.provider).await else {
+        return Outcome::Failed(format!("{} is not configured", inst.provider));
+    };
+    let raw = serde_json::to_vec(&inst.attributes).unwrap_or_default();
+    let value = match provider
+        .upgrade_resource_state(type_name, inst.schema_version, &raw)
+        .await
+    {
+        Ok(v) => v,
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    let stored = ResourceState {
+        value,
+        private: inst.private.clone(),
+    };
+    let live = match provider.read_resource(type_name, &stored).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return Outcome::Skipped("the object no longer exists".into()),
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    let address = inst.addr.to_string();
+    let outcome = match row.marks {
+        Marks::Parent(_) => Outcome::Recorded,
+        Marks::Tags => match marker::owner(&live.value) {
+            Owner::Estate {
+                estate: e,
+                address: a,
+            } if e == estate && a.as_deref() == Some(address.as_str()) => Outcome::AlreadyStamped,
+            Owner::Estate { estate: e, .. } if e != estate => {
+                return Outcome::Failed(format!("it carries the marker of estate \"{e}\""));
+            }
+            _ => {
+                let config = marker::with_markers(
+                    config_from_state(&schema.block, &live.value),
+                    estate,
+                    &address,
+                );
+                let proposed = proposed_new(&schema.block, &live.value, &config);
+                let planned = match provider
+                    .plan_resource_change(type_name, &live, &proposed, &config)
+                    .await
+                {
+                    Ok(p) => p,
+                    Err(e) => return Outcome::Failed(e.to_string()),
+                };
+                if !planned.requires_replace.is_empty() {
+                    return Outcome::Failed("stamping the markers would replace the object".into());
+                }
+                match provider
+                    .apply_resource_change(type_name, &live.value, &planned, &config)
+                    .await
+                {
+                    Ok(Some(_)) => Outcome::Stamped,
+                    Ok(None) => return Outcome::Failed("the provider returned no object".into()),
+                    Err(e) => return Outcome::Failed(e.to_string()),
+                }
+            }
+        },
+    };
+    let text = |a: &str| {
+        live.value
+            .get(a)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let id = match row.locate {
+        Locate::Attr(a) => text(a),
+        Locate::Joined(attrs, sep) => attrs
+            .iter()
+            .map(|a| text(a))
+            .collect::<Option<Vec<_>>>()
+            .map(|p| p.join(sep)),
+        Locate::Lookup { id, .. } => text(id),
+        Locate::Template(_) | Locate::Record => text("id"),
+    };
+    let mut r = Record {
+        address,
+        type_name: type_name.to_string(),
+        id,
+        ..Record::default()
+    };
+    for name in row.config_only {
+        if let Some(j) = live
+            .value
+            .get(name)
+            .filter(|v| !v.is_null())
+            .and_then(record::to_json)
+        {
+            r.config_only.insert(name.to_string(), j);
+        }
+    }
+    r.set_private(&live.private);
+    if let Err(e) = store.put(&r) {
+        return Outcome::Failed(e.to_string());
+    }
+    outcome
+}
+
+/// A state object as the configuration that would produce it: attributes
+/// only the provider sets are left null, everything else as it is.
+fn config_from_state(block: &Block, state: &Value) -> Value {
+    let Kind::Object(attrs) = &state.kind else {
+        return state.clone();
+    };
+    let mut out = BTreeMap::new();
+    for (name, v) in attrs {
+        if let Some(a) = block.attributes.get(name) {
+            let settable = a.required || a.optional;
+            out.insert(
+                name.clone(),
+                if settable && name != "id" {
+                    v.clone()
+                } else {
+                    Value::null(v.ty())
+                },
+            );
+        } else if let Some(nested) = block.block_types.get(name) {
+            let inner = |e: &Value| config_from_state(&nested.block, e);
+            let converted = match (&v.kind, nested.nesting) {
+                (_, _) if v.is_null() || !v.is_known() => v.clone(),
+                (Kind::List(t, items), _) => {
+                    Value::list(t.clone(), items.iter().map(inner).collect())
+                }
+                (Kind::Set(t, items), _) => {
+                    Value::set(t.clone(), items.iter().map(inner).collect())
+                }
+                (Kind::Map(t, items), _) => Value::map(
+                    t.clone(),
+                    items.iter().map(|(k, e)| (k.clone(), inner(e))).collect(),
+                ),
+                (Kind::Object(_), Nesting::Single | Nesting::Group) => inner(v),
+                _ => v.clone(),
+            };
+            out.insert(name.clone(), converted);
+        } else {
+            out.insert(name.clone(), v.clone());
+        }
+    }
+    Value::object(out).with_sensitive(state.sensitive)
+}
