@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 pub enum Category {
     /// Stock terraform, including the provider plugins it runs.
     Terraform,
+    /// The engine under test, including the provider plugins it runs.
+    Engine,
     /// Starting the emulator and waiting until it answers.
     Emulator,
     /// The AWS CLI reading or changing the live system.
@@ -48,6 +50,8 @@ pub struct Breakdown {
     pub total: Duration,
     #[serde(with = "millis")]
     pub terraform: Duration,
+    #[serde(with = "millis", default)]
+    pub engine: Duration,
     #[serde(with = "millis")]
     pub emulator: Duration,
     #[serde(with = "millis")]
@@ -181,6 +185,7 @@ impl Clock {
         Breakdown {
             total,
             terraform: covered(Some(Category::Terraform)),
+            engine: covered(Some(Category::Engine)),
             emulator: covered(Some(Category::Emulator)),
             witness: covered(Some(Category::Witness)),
             provisioning: covered(Some(Category::Provisioning)),

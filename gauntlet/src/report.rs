@@ -66,7 +66,7 @@ pub fn markdown(r: &RunRecord) -> String {
     let v = &r.versions;
     let _ = writeln!(
         md,
-        "\nLast run at commit {} on {}, exit code {}, against substrate moto {} (two servers on loopback, one per twin), witness aws-cli {}. Total run time {}: terraform and its provider {}, emulator start {}, witness {}, provisioning {}, the harness itself {} ({:.1}%).\n",
+        "\nLast run at commit {} on {}, exit code {}, against substrate moto {} (two servers on loopback, one per twin), witness aws-cli {}. Total run time {}: terraform and its provider {}, choudoufu and its provider {}, emulator start {}, witness {}, provisioning {}, the harness itself {} ({:.1}%).\n",
         r.commit,
         r.started_at,
         r.exit_code,
@@ -74,6 +74,7 @@ pub fn markdown(r: &RunRecord) -> String {
         or_unknown(&v.witness),
         human(t.total),
         human(t.terraform),
+        human(t.engine),
         human(t.emulator),
         human(t.witness),
         human(t.provisioning),
@@ -217,6 +218,7 @@ pub fn timing_table(r: &RunRecord) -> String {
     };
     let rows = [
         ("terraform and its provider", t.terraform),
+        ("choudoufu and its provider", t.engine),
         ("emulator start", t.emulator),
         ("witness (AWS CLI)", t.witness),
         ("provisioning", t.provisioning),
