@@ -92,6 +92,14 @@ impl Plan {
         s
     }
 
+    /// The changes that do something, as the engine's plan names them.
+    pub fn actions(&self) -> Vec<(String, crate::choudoufu::Action)> {
+        self.changes()
+            .into_iter()
+            .filter_map(|(addr, a)| Some((addr, crate::choudoufu::Action::of_json(&a)?)))
+            .collect()
+    }
+
     /// terraform's own summary line, read from the text rendering.
     pub fn summary_line(&self) -> String {
         self.text
@@ -234,6 +242,11 @@ impl Oracle {
         };
         let v: Value = serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
         state_instances(&v).map_err(unreadable)
+    }
+
+    /// The CLI config terraform runs with, which the engine reads too.
+    pub fn cli_config(&self) -> &Path {
+        &self.cli_config
     }
 
     /// The state file terraform wrote, if any.

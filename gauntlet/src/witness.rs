@@ -140,6 +140,47 @@ impl Kind {
         }
     }
 
+    /// Whether objects of this kind carry tags, so the estate's marker.
+    /// The others (a bucket's versioning and policy, a queue's policies, a
+    /// subscription, an attachment) are owned through their parent.
+    pub fn tagged(self) -> bool {
+        matches!(
+            self,
+            Kind::Bucket
+                | Kind::Queue
+                | Kind::Topic
+                | Kind::Role
+                | Kind::Policy
+                | Kind::Table
+                | Kind::Parameter
+        )
+    }
+
+    /// The object an ARN from the tagging API names, as the witness names it.
+    pub fn of_arn(arn: &str) -> Option<(Kind, String)> {
+        let parts: Vec<&str> = arn.splitn(6, ':').collect();
+        let [_, _, service, _, _, resource] = parts[..] else {
+            return None;
+        };
+        match service {
+            "s3" => Some((Kind::Bucket, resource.to_owned())),
+            "sqs" => Some((Kind::Queue, resource.to_owned())),
+            "sns" if !resource.contains(':') => Some((Kind::Topic, resource.to_owned())),
+            "sns" => Some((Kind::Subscription, arn.to_owned())),
+            "dynamodb" => Some((Kind::Table, resource.strip_prefix("table/")?.to_owned())),
+            "ssm" => {
+                let name = resource.strip_prefix("parameter")?;
+                Some((Kind::Parameter, name.to_owned()))
+            }
+            "iam" => match resource.split_once('/') {
+                Some(("policy", name)) => Some((Kind::Policy, last_segment(name, '/'))),
+                Some(("role", name)) => Some((Kind::Role, last_segment(name, '/'))),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The short name used in counts on the page.
     pub fn noun(self) -> &'static str {
         self.type_name().trim_start_matches("aws_")
@@ -239,6 +280,8 @@ impl Inventory {
 /// A marker tag found on a live object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MarkerHit {
+    /// The object as the witness names it in an [`Inventory`], when known.
+    pub at: Option<(Kind, String)>,
     pub object: String,
     pub key: String,
     pub value: String,
@@ -537,7 +580,11 @@ impl Witness {
             for r in &roles {
                 hs.push(s.spawn(move || {
                     let v = self.call(&["iam", "list-role-tags", "--role-name", r])?;
-                    Ok(marker_tags(&format!("iam role {r}"), &v["Tags"]))
+                    let mut hits = marker_tags(&format!("iam role {r}"), &v["Tags"]);
+                    for h in &mut hits {
+                        h.at = Some((Kind::Role, r.clone()));
+                    }
+                    Ok(hits)
                 }));
             }
             if has_policies {
@@ -687,6 +734,304 @@ impl Witness {
             .map(drop)
     }
 
+    /// Every object of `inv` described field by field, keyed as
+    /// `kind identity`; a subscription is keyed by its topic, protocol and
+    /// endpoint, since its ARN is generated. The descriptions are raw; see
+    /// [`normalised`].
+    pub fn describe(&self, inv: &Inventory) -> Result<BTreeMap<String, Value>, WitnessError> {
+        let queue_urls: BTreeMap<String, String> = if inv.0.keys().any(|k| {
+            matches!(
+                k,
+                Kind::Queue | Kind::QueuePolicy | Kind::QueueRedrivePolicy
+            )
+        }) {
+            strings(&self.call(&["sqs", "list-queues"])?["QueueUrls"], None)
+                .into_iter()
+                .map(|u| (last_segment(&u, '/'), u))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        let objects: Vec<(Kind, &String)> = inv
+            .0
+            .iter()
+            .flat_map(|(k, ids)| ids.iter().map(move |id| (*k, id)))
+            .collect();
+        let results: Vec<Result<(String, Value), WitnessError>> = thread::scope(|s| {
+            let hs: Vec<_> = objects
+                .iter()
+                .map(|(k, id)| {
+                    let urls = &queue_urls;
+                    s.spawn(move || self.describe_one(*k, id, urls))
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        results.into_iter().collect()
+    }
+
+    fn describe_one(
+        &self,
+        k: Kind,
+        id: &str,
+        queue_urls: &BTreeMap<String, String>,
+    ) -> Result<(String, Value), WitnessError> {
+        let key = format!("{} {id}", k.noun());
+        let url = || {
+            queue_urls
+                .get(id)
+                .cloned()
+                .ok_or_else(|| WitnessError::Call {
+                    side: self.side,
+                    args: format!("sqs list-queues (looking for {id})"),
+                    stderr: "the queue is not listed".into(),
+                })
+        };
+        let v = match k {
+            Kind::Bucket => {
+                let tags = self.call_or_absent(
+                    &["s3api", "get-bucket-tagging", "--bucket", id],
+                    &["NoSuchTagSet"],
+                )?;
+                serde_json::json!({ "Tags": tags.map(|t| t["TagSet"].clone()) })
+            }
+            Kind::BucketVersioning => {
+                self.call(&["s3api", "get-bucket-versioning", "--bucket", id])?
+            }
+            Kind::BucketPolicy => self.call(&["s3api", "get-bucket-policy", "--bucket", id])?,
+            Kind::Queue => {
+                let u = url()?;
+                let mut a = self.call(&[
+                    "sqs",
+                    "get-queue-attributes",
+                    "--queue-url",
+                    &u,
+                    "--attribute-names",
+                    "All",
+                ])?;
+                let tags = self.call(&["sqs", "list-queue-tags", "--queue-url", &u])?;
+                a["Tags"] = tags["Tags"].clone();
+                a
+            }
+            Kind::QueuePolicy | Kind::QueueRedrivePolicy => {
+                let name = if k == Kind::QueuePolicy {
+                    "Policy"
+                } else {
+                    "RedrivePolicy"
+                };
+                let a = self.call(&[
+                    "sqs",
+                    "get-queue-attributes",
+                    "--queue-url",
+                    &url()?,
+                    "--attribute-names",
+                    name,
+                ])?;
+                a["Attributes"][name].clone()
+            }
+            Kind::Topic => {
+                let arn = self.topic_arn(id)?;
+                let mut a = self.call(&["sns", "get-topic-attributes", "--topic-arn", &arn])?;
+                let tags = self.call(&["sns", "list-tags-for-resource", "--resource-arn", &arn])?;
+                a["Tags"] = tags["Tags"].clone();
+                a
+            }
+            Kind::Subscription => {
+                let a = self.call(&[
+                    "sns",
+                    "get-subscription-attributes",
+                    "--subscription-arn",
+                    id,
+                ])?;
+                let at = &a["Attributes"];
+                let key = format!(
+                    "{} {} {} {}",
+                    k.noun(),
+                    at["TopicArn"].as_str().unwrap_or(""),
+                    at["Protocol"].as_str().unwrap_or(""),
+                    at["Endpoint"].as_str().unwrap_or("")
+                );
+                return Ok((key, a));
+            }
+            Kind::Role => {
+                let mut r = self.call(&["iam", "get-role", "--role-name", id])?["Role"].clone();
+                let tags = self.call(&["iam", "list-role-tags", "--role-name", id])?;
+                r["Tags"] = tags["Tags"].clone();
+                r
+            }
+            Kind::Policy => {
+                let arn = self.policy_arn(id)?;
+                let mut p =
+                    self.call(&["iam", "get-policy", "--policy-arn", &arn])?["Policy"].clone();
+                let version = p["DefaultVersionId"].as_str().unwrap_or("v1").to_owned();
+                let doc = self.call(&[
+                    "iam",
+                    "get-policy-version",
+                    "--policy-arn",
+                    &arn,
+                    "--version-id",
+                    &version,
+                ])?;
+                p["Document"] = doc["PolicyVersion"]["Document"].clone();
+                let tags = self.call(&["iam", "list-policy-tags", "--policy-arn", &arn])?;
+                p["Tags"] = tags["Tags"].clone();
+                p
+            }
+            Kind::RolePolicyAttachment => Value::Bool(true),
+            Kind::Table => {
+                let mut t = self.call(&["dynamodb", "describe-table", "--table-name", id])?
+                    ["Table"]
+                    .clone();
+                let arn = t["TableArn"].as_str().unwrap_or("").to_owned();
+                let tags =
+                    self.call(&["dynamodb", "list-tags-of-resource", "--resource-arn", &arn])?;
+                t["Tags"] = tags["Tags"].clone();
+                t
+            }
+            Kind::Parameter => {
+                let mut p =
+                    self.call(&["ssm", "get-parameter", "--name", id])?["Parameter"].clone();
+                let tags = self.call(&[
+                    "ssm",
+                    "list-tags-for-resource",
+                    "--resource-type",
+                    "Parameter",
+                    "--resource-id",
+                    id,
+                ])?;
+                p["Tags"] = tags["TagList"].clone();
+                p
+            }
+        };
+        Ok((key, v))
+    }
+
+    fn topic_arn(&self, name: &str) -> Result<String, WitnessError> {
+        let v = self.call(&["sns", "list-topics"])?;
+        strings(&v["Topics"], Some("TopicArn"))
+            .into_iter()
+            .find(|a| last_segment(a, ':') == name)
+            .ok_or_else(|| WitnessError::Call {
+                side: self.side,
+                args: "sns list-topics".into(),
+                stderr: format!("no topic named {name}"),
+            })
+    }
+
+    fn policy_arn(&self, name: &str) -> Result<String, WitnessError> {
+        let v = self.call(&["iam", "list-policies", "--scope", "Local"])?;
+        v["Policies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["PolicyName"] == name)
+            .and_then(|p| p["Arn"].as_str().map(str::to_owned))
+            .ok_or_else(|| WitnessError::Call {
+                side: self.side,
+                args: "iam list-policies --scope Local".into(),
+                stderr: format!("no policy named {name}"),
+            })
+    }
+
+    /// A parameter's value, or `None` if it is not there.
+    pub fn parameter_value(&self, name: &str) -> Result<Option<String>, WitnessError> {
+        let v = self.call_or_absent(
+            &["ssm", "get-parameter", "--name", name],
+            &["ParameterNotFound"],
+        )?;
+        Ok(v.and_then(|v| v["Parameter"]["Value"].as_str().map(str::to_owned)))
+    }
+
+    /// Overwrite an existing parameter's value, keeping its tags.
+    pub fn overwrite_parameter(&self, name: &str, value: &str) -> Result<(), WitnessError> {
+        self.call(&[
+            "ssm",
+            "put-parameter",
+            "--name",
+            name,
+            "--value",
+            value,
+            "--type",
+            "String",
+            "--overwrite",
+        ])
+        .map(drop)
+    }
+
+    /// A parameter's tags, as `(key, value)`.
+    pub fn parameter_tags(&self, name: &str) -> Result<Vec<(String, String)>, WitnessError> {
+        let v = self.call(&[
+            "ssm",
+            "list-tags-for-resource",
+            "--resource-type",
+            "Parameter",
+            "--resource-id",
+            name,
+        ])?;
+        Ok(v["TagList"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                Some((
+                    t["Key"].as_str()?.to_owned(),
+                    t["Value"].as_str()?.to_owned(),
+                ))
+            })
+            .collect())
+    }
+
+    /// Create a parameter carrying `tags`.
+    pub fn put_parameter_tagged(
+        &self,
+        name: &str,
+        value: &str,
+        tags: &[(String, String)],
+    ) -> Result<(), WitnessError> {
+        let mut args: Vec<String> = [
+            "ssm",
+            "put-parameter",
+            "--name",
+            name,
+            "--value",
+            value,
+            "--type",
+            "String",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if !tags.is_empty() {
+            args.push("--tags".into());
+            args.extend(tags.iter().map(|(k, v)| format!("Key={k},Value={v}")));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.call(&args).map(drop)
+    }
+
+    pub fn untag_queue(&self, queue: &str, key: &str) -> Result<(), WitnessError> {
+        let url = self.queue_url_required(queue)?;
+        self.call(&["sqs", "untag-queue", "--queue-url", &url, "--tag-keys", key])
+            .map(drop)
+    }
+
+    /// The marker tag keys on an object in a bucket.
+    pub fn object_marker_keys(&self, bucket: &str, key: &str) -> Result<Vec<String>, WitnessError> {
+        let v = self.call(&[
+            "s3api",
+            "get-object-tagging",
+            "--bucket",
+            bucket,
+            "--key",
+            key,
+        ])?;
+        Ok(strings(&v["TagSet"], Some("Key"))
+            .into_iter()
+            .filter(|k| MARKER_KEYS.contains(&k.as_str()))
+            .collect())
+    }
+
     pub fn put_parameter(&self, name: &str, value: &str) -> Result<(), WitnessError> {
         self.call(&[
             "ssm",
@@ -699,6 +1044,96 @@ impl Witness {
             "String",
         ])
         .map(drop)
+    }
+}
+
+/// Fields a live object's description carries that differ between two
+/// creations of the same configuration: timestamps, generated ids, versions
+/// and counters. They are left out before two objects are compared.
+const VOLATILE: &[&str] = &[
+    "CreatedTimestamp",
+    "LastModifiedTimestamp",
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesDelayed",
+    "ApproximateNumberOfMessagesNotVisible",
+    "CreateDate",
+    "UpdateDate",
+    "CreationDateTime",
+    "LastModifiedDate",
+    "RoleId",
+    "PolicyId",
+    "TableId",
+    "Version",
+    "SubscriptionArn",
+    "SubscriptionsConfirmed",
+    "SubscriptionsPending",
+    "SubscriptionsDeleted",
+    "RoleLastUsed",
+    "LastUpdateToPayPerRequestDateTime",
+    "LastIncreaseDateTime",
+    "LastDecreaseDateTime",
+];
+
+/// A description made comparable: volatile fields and marker tags left
+/// out, policy documents (strings holding JSON) parsed, so that two
+/// serialisations of one document compare equal.
+pub fn normalised(v: &Value) -> Value {
+    match v {
+        // A tag map (as SQS lists tags) loses its marker keys too.
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| {
+                    !VOLATILE.contains(&k.as_str()) && !MARKER_KEYS.contains(&k.as_str())
+                })
+                .map(|(k, x)| (k.clone(), normalised(x)))
+                .filter(|(_, x)| !is_empty(x))
+                .collect(),
+        ),
+        // A tag list loses its marker tags and is put in key order.
+        Value::Array(a) => {
+            let mut items: Vec<Value> = a
+                .iter()
+                .filter(|t| !t["Key"].as_str().is_some_and(|k| MARKER_KEYS.contains(&k)))
+                .map(normalised)
+                .collect();
+            if items.iter().all(|t| t["Key"].is_string()) {
+                items.sort_by(|x, y| x["Key"].as_str().cmp(&y["Key"].as_str()));
+            }
+            Value::Array(items)
+        }
+        Value::String(s) if s.starts_with('{') => match serde_json::from_str::<Value>(s) {
+            Ok(parsed) => normalised(&parsed),
+            Err(_) => v.clone(),
+        },
+        _ => v.clone(),
+    }
+}
+
+/// Null, `[]` and `{}`: an absent tag list reads as one of them.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+/// Where two descriptions differ, as `path: a != b`.
+pub fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let (va, vb) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
+                differences(va, vb, &format!("{path}.{k}"), out);
+            }
+        }
+        _ if a != b => out.push(format!("{path}: {a} != {b}")),
+        _ => {}
     }
 }
 
@@ -722,6 +1157,7 @@ fn marker_tags(object: &str, tags: &Value) -> Vec<MarkerHit> {
         .filter_map(|t| {
             let key = t["Key"].as_str()?;
             MARKER_KEYS.contains(&key).then(|| MarkerHit {
+                at: Kind::of_arn(object),
                 object: object.to_owned(),
                 key: key.to_owned(),
                 value: t["Value"].as_str().unwrap_or("").to_owned(),
