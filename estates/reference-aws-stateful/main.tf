@@ -2,10 +2,10 @@
 # A small "job processing" system: an artifact bucket (versioned, with a bucket
 # policy), a job queue with its dead-letter queue, an event topic fanned out to
 # a queue, a worker IAM role with a customer-managed policy, a DynamoDB state
-# table and two sharded SSM parameters. All names are fixed and prefixed
-# "refaws-" (or "/refaws/") so the live objects are predictable. Endpoints and
-# credentials are injected by a generated *_override.tf; keep the provider
-# block below down to the region.
+# table, the worker's settings parameter and two sharded SSM parameters. All
+# names are fixed and prefixed "refaws-" (or "/refaws/") so the live objects
+# are predictable. Endpoints and credentials are injected by a generated
+# *_override.tf; keep the provider block below down to the region.
 
 terraform {
   required_version = ">= 1.5.0"
@@ -195,5 +195,13 @@ resource "aws_ssm_parameter" "shard" {
   name  = "/refaws/shard/${count.index}"
   type  = "String"
   value = "shard-${count.index}"
+  tags  = local.tags
+}
+
+# The worker's settings, read when it starts. Nothing refers to this block.
+resource "aws_ssm_parameter" "worker_concurrency" {
+  name  = "/refaws/worker/concurrency"
+  type  = "String"
+  value = "4"
   tags  = local.tags
 }
