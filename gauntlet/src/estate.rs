@@ -51,6 +51,11 @@ pub struct RawKnobs {
     pub stamped_queue: String,
     pub resurrected_parameter: String,
     pub lost_preexisting_queue: String,
+    pub removed_block: String,
+    pub count_block: String,
+    pub drift_parameter: String,
+    pub second_drift_parameter: String,
+    pub phantom_parameter: String,
 }
 
 /// Objects that exist before cold deploy and that no stage may touch.
@@ -102,6 +107,20 @@ pub struct Knobs {
     pub resurrected_parameter: String,
     /// BREAK_TEARDOWN_SURVIVORS: this pre-existing queue is deleted before the read.
     pub lost_preexisting_queue: String,
+    /// Remove a block: this block (a tagged type, no count, nothing refers
+    /// to it) is deleted from both twins' roots.
+    pub removed_block: ResourceInstanceAddr,
+    /// Change count: this block's count is lowered by one and raised back.
+    pub count_block: ResourceInstanceAddr,
+    /// Drift and reconverge: this declared parameter's value is tampered on
+    /// both twins.
+    pub drift_parameter: String,
+    /// BREAK_DRIFT_SINGLE and other toggles: a second declared parameter
+    /// tampered on the estate twin.
+    pub second_drift_parameter: String,
+    /// BREAK_MIGRATE_COUNTS: an instance naming this parameter, which does
+    /// not exist, is added to the migrated copy of the state.
+    pub phantom_parameter: String,
 }
 
 /// A checked estate, ready to run.
@@ -230,6 +249,25 @@ impl Estate {
                 state_rm_address.type_name
             )));
         }
+        let block = |knob: &str, text: &str| -> Result<ResourceInstanceAddr, EstateError> {
+            let a: ResourceInstanceAddr = text
+                .parse()
+                .map_err(|e| bad(format!("knobs.{knob}: {e}")))?;
+            if a.key.is_some() || !a.module.is_empty() {
+                return Err(bad(format!(
+                    "knobs.{knob} = {text:?} names an instance; name the block, such as aws_sqs_queue.q"
+                )));
+            }
+            if !resource_types.contains(&a.type_name) {
+                return Err(bad(format!(
+                    "knobs.{knob} names {a}, but the root declares no {}",
+                    a.type_name
+                )));
+            }
+            Ok(a)
+        };
+        let removed_block = block("removed_block", &k.removed_block)?;
+        let count_block = block("count_block", &k.count_block)?;
         if preexisting.buckets.is_empty() {
             return Err(bad(
                 "[preexisting] needs at least one bucket: teardown's BREAK copies an undeclared object into it".into(),
@@ -254,6 +292,11 @@ impl Estate {
                 stamped_queue: k.stamped_queue,
                 resurrected_parameter: k.resurrected_parameter,
                 lost_preexisting_queue: k.lost_preexisting_queue,
+                removed_block,
+                count_block,
+                drift_parameter: k.drift_parameter,
+                second_drift_parameter: k.second_drift_parameter,
+                phantom_parameter: k.phantom_parameter,
             },
             root_files,
             resource_types,
@@ -387,6 +430,11 @@ missing_parameter = "/p/1"
 stamped_queue = "q"
 resurrected_parameter = "/p/0"
 lost_preexisting_queue = "keep"
+removed_block = "aws_sqs_queue.q"
+count_block = "aws_sqs_queue.q"
+drift_parameter = "/p/0"
+second_drift_parameter = "/p/1"
+phantom_parameter = "/p/9"
 "#;
 
     fn estate_dir(manifest: &str, live: &str) -> tempfile::TempDir {

@@ -6,7 +6,9 @@
 //! oracle -> witness -> stage and stages -> evidence -> report, with the
 //! runner driving them and `process` and `clock` underneath.
 
+pub mod choudoufu;
 pub mod clock;
+pub mod edit;
 pub mod estate;
 pub mod evidence;
 pub mod machine;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::choudoufu::{Choudoufu, EngineError, EngineRoot};
 use crate::clock::Clock;
 use crate::estate::{Estate, EstateError};
 use crate::evidence::{PlanRecord, RunRecord, StageRecord, Verdict, Versions};
@@ -17,7 +18,7 @@ use crate::machine::{self, Machine, MachineError, Pins};
 use crate::oracle::{Oracle, OracleError, Plan};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
-use crate::stages::{self, Lane, StageOutput, StepError, TwinView};
+use crate::stages::{self, day_two, Lane, StageOutput, StepError, TwinView};
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
 
@@ -50,6 +51,8 @@ pub enum RunError {
     Oracle(#[from] OracleError),
     #[error(transparent)]
     Witness(#[from] WitnessError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
     #[error("interrupted by a signal; every process the run started was stopped")]
     Interrupted,
     #[error("another gauntlet run is using {dir}; wait for it to finish, or pass --work-dir to run beside it")]
@@ -247,6 +250,8 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         venv,
     } = Machine::prepare(clock, &pins, &opts.venv).map_err(interrupted_or)?;
     record.versions.terraform = terraform.version.clone();
+    let choudoufu = Choudoufu::find(clock).map_err(interrupted_or)?;
+    record.versions.engine = choudoufu.version.clone();
     record.versions.emulator = venv.moto_version.clone();
     record.versions.witness = venv.awscli_version.clone();
     let (estate_port, oracle_port) = substrate::choose_ports(opts.ports)?;
@@ -310,6 +315,19 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     ie.map_err(interrupted_or)?;
     io_.map_err(interrupted_or)?;
 
+    // The engine runs in the estate twin's working copy, beside the state
+    // stock's cold deploy writes there, with the estate's live settings.
+    let engine_dir = oracles[Side::Estate as usize].dir.clone();
+    let live = estate.dir.join("live.hcl");
+    fs::copy(&live, engine_dir.join("live.hcl")).map_err(io(&live))?;
+    let engine_root = EngineRoot::new(
+        &choudoufu,
+        &engine_dir,
+        &work.join("estate").join("engine-home"),
+        &cli_config,
+        &work.join("choudoufu-cache"),
+    )?;
+
     let mut witnesses = Vec::new();
     for t in &twins {
         witnesses.push(Witness::new(
@@ -348,6 +366,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         breaks: &opts.breaks,
         kinds,
         twins: [ve, vo],
+        engine: engine_root,
     };
     let mut cold = None;
     let result = stages::cold_deploy(&lane).map(|(output, outcome)| {
@@ -358,26 +377,107 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     clock.say(&format!("{}: {}", row.title, row.verdict.word()));
     set_stage(record, row);
 
-    // Teardown by stock on the oracle twin.
+    // The engine's stages on the estate twin, in the page's order. A stage
+    // runs when cold deploy completed and no engine stage before it errored;
+    // one whose assertions failed does not stop the next, whose own
+    // assertions then say what it found.
+    let stop_after = opts.stop_after;
+    let stopped = |s: StageId| stop_after.is_some_and(|last| s > last);
+    let mut blocked: Option<String> = match &cold {
+        Some(_) => None,
+        None => Some("not run: cold deploy did not complete".into()),
+    };
+    type StageFn = fn(&Lane, &stages::ColdOutcome) -> Result<StageOutput, StepError>;
+    let chain: [(StageId, StageFn); 6] = [
+        (StageId::Migrate, day_two::migrate),
+        (StageId::ReplanFromNothing, day_two::replan),
+        (StageId::NoOpApply, |l, _| day_two::noop_apply(l)),
+        (StageId::DriftAndReconverge, day_two::drift),
+        (StageId::RemoveABlock, day_two::remove_block),
+        (StageId::ChangeCount, day_two::change_count),
+    ];
+    for (stage, f) in chain {
+        if stopped(stage) {
+            set_stage(record, stopped_row(stage, stop_after));
+            continue;
+        }
+        let (Some(cold), None) = (&cold, &blocked) else {
+            set_stage(
+                record,
+                StageRecord::not_run(stage, blocked.as_deref().unwrap_or("")),
+            );
+            continue;
+        };
+        clock.set_stage(stage.title());
+        let started = Instant::now();
+        let result = f(&lane, cold);
+        let row = stage_row(record, stage, started, &opts.breaks, result)?;
+        clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+        if row.verdict == Verdict::Error {
+            blocked = Some(format!("not run: {} did not complete", stage.title()));
+        }
+        set_stage(record, row);
+    }
+
+    // Teardown: stock on the oracle twin and, when the engine's stages
+    // completed, the engine on the estate twin.
     match &cold {
-        _ if opts.stop_after == Some(StageId::ColdDeploy) => set_stage(
-            record,
-            StageRecord::not_run(
-                StageId::Teardown,
-                "not run: the run stopped after cold deploy",
-            ),
-        ),
-        Some(cold) => {
+        _ if stopped(StageId::Teardown) => {
+            set_stage(record, stopped_row(StageId::Teardown, stop_after));
+        }
+        Some(_) => {
             clock.set_stage(StageId::Teardown.title());
             let started = Instant::now();
-            let result = stages::teardown(&lane, cold);
-            let row = stage_row(record, StageId::Teardown, started, &opts.breaks, result)?;
+            let with_engine = blocked.is_none();
+            let result = stages::teardown(&lane, with_engine);
+            let mut row = stage_row(record, StageId::Teardown, started, &opts.breaks, result)?;
+            if let (false, Some(why)) = (with_engine, &blocked) {
+                row.detail.push_str(&format!(
+                    ". choudoufu destroy on the estate twin {}",
+                    why.trim_start_matches("not run: ")
+                        .replace(" did not complete", " did not complete, so it was not run")
+                ));
+            }
             clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+            if row.verdict == Verdict::Error {
+                blocked = Some("not run: teardown did not complete".into());
+            } else if !with_engine {
+                blocked = Some("not run: the engine's teardown did not run".into());
+            }
             set_stage(record, row);
         }
         None => set_stage(
             record,
             StageRecord::not_run(StageId::Teardown, "not run: cold deploy did not complete"),
+        ),
+    }
+
+    // Greenfield apply on the emptied estate twin.
+    match (&cold, &blocked) {
+        _ if stopped(StageId::GreenfieldApply) => {
+            set_stage(record, stopped_row(StageId::GreenfieldApply, stop_after));
+        }
+        (Some(cold), None) => {
+            clock.set_stage(StageId::GreenfieldApply.title());
+            let started = Instant::now();
+            let result = day_two::greenfield(&lane, cold);
+            let row = stage_row(
+                record,
+                StageId::GreenfieldApply,
+                started,
+                &opts.breaks,
+                result,
+            )?;
+            clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+            set_stage(record, row);
+        }
+        (_, why) => set_stage(
+            record,
+            StageRecord::not_run(
+                StageId::GreenfieldApply,
+                why.as_deref()
+                    .unwrap_or("not run: cold deploy did not complete"),
+            ),
         ),
     }
     clock.set_stage("Stopping the twins");
@@ -391,6 +491,12 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         drop(t);
     }
     Ok(())
+}
+
+/// The row of a stage after `--stop-after`.
+fn stopped_row(stage: StageId, last: Option<StageId>) -> StageRecord {
+    let last = last.map(|l| l.title().to_lowercase()).unwrap_or_default();
+    StageRecord::not_run(stage, &format!("not run: the run stopped after {last}"))
 }
 
 /// Map a process error at the edge to a run error.

@@ -125,17 +125,91 @@ pub enum Toggle {
     /// Teardown: the undeclared objects went with their parents, as stock
     /// handles them. Broken by copying one into a pre-existing bucket.
     TeardownUndeclared,
+    /// Migrate: every instance of the state stamped or recorded, none failed
+    /// or skipped. Broken by migrating a copy of the state holding one more
+    /// instance, whose object does not exist.
+    MigrateCounts,
+    /// Migrate: the witness reads the estate's marker on every tagged object
+    /// and on nothing else. Broken by removing one queue's tofu-estate tag
+    /// before the read (and putting it back after).
+    MigrateMarkers,
+    /// Replan from nothing: with no state file the plan is empty. Broken by
+    /// changing one parameter's value before the plan (and back after).
+    ReplanEmpty,
+    /// Replan from nothing: every identity is live. Broken by deleting one
+    /// declared parameter after the plan, before the read.
+    ReplanIdentities,
+    /// No-op apply: 0 added, 0 changed, 0 destroyed. Broken by changing one
+    /// parameter's value before the apply, which then puts it back.
+    NoopChanges,
+    /// No-op apply: the objects carrying the marker are the same before and
+    /// after. Broken by stamping a pre-existing queue after the apply (and
+    /// removing the tag after the count).
+    NoopMarkers,
+    /// Drift and reconverge: the engine proposes exactly the one update
+    /// stock proposes. Broken by tampering a second object on the estate
+    /// twin.
+    DriftSingle,
+    /// Drift and reconverge: the configured value reads back and the next
+    /// plan is empty. Broken by tampering the object again after the apply
+    /// (and putting it back after the read).
+    DriftReconverged,
+    /// Remove a block: exactly one destroy, stock's, and the object gone.
+    /// Broken by keeping the block on the estate twin.
+    RemoveDestroy,
+    /// Remove a block: undeclared and pre-existing objects untouched. Broken
+    /// by deleting one undeclared object before the read (and putting it
+    /// back after).
+    RemoveUntouched,
+    /// Change count: lowering the count destroys exactly the top index, as
+    /// stock plans it. Broken by putting that object back out of band
+    /// before the read (and deleting it after).
+    CountDown,
+    /// Change count: raising it back creates exactly that index and the next
+    /// plan is empty. Broken by deleting the created object before the read.
+    CountUp,
+    /// Teardown: the engine's destroy leaves nothing carrying the marker,
+    /// every pre-existing object, and destroys as many as stock. Broken by
+    /// stamping a pre-existing queue after the destroy (and removing the tag
+    /// after the read).
+    TeardownEngine,
+    /// Greenfield apply: the live inventory equals stock's cold deploy field
+    /// by field. Broken by changing one parameter's value before the read.
+    GreenfieldInventory,
+    /// Greenfield apply: every tagged object carries the marker. Broken by
+    /// removing one queue's tofu-estate tag before the read.
+    GreenfieldMarkers,
+    /// Greenfield apply: the replans are empty, with the record store and
+    /// without it. Broken by changing one parameter's value before the
+    /// replans (and back after).
+    GreenfieldReplan,
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 7] = [
+    pub const ALL: [Toggle; 23] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
         Toggle::ColdUndeclared,
+        Toggle::MigrateCounts,
+        Toggle::MigrateMarkers,
+        Toggle::ReplanEmpty,
+        Toggle::ReplanIdentities,
+        Toggle::NoopChanges,
+        Toggle::NoopMarkers,
+        Toggle::DriftSingle,
+        Toggle::DriftReconverged,
+        Toggle::RemoveDestroy,
+        Toggle::RemoveUntouched,
+        Toggle::CountDown,
+        Toggle::CountUp,
         Toggle::TeardownRemoved,
         Toggle::TeardownSurvivors,
         Toggle::TeardownUndeclared,
+        Toggle::TeardownEngine,
+        Toggle::GreenfieldInventory,
+        Toggle::GreenfieldMarkers,
+        Toggle::GreenfieldReplan,
     ];
 
     /// The name used by `--break` and in details: `cold-inventory`.
@@ -148,6 +222,22 @@ impl Toggle {
             Toggle::TeardownRemoved => "teardown-removed",
             Toggle::TeardownSurvivors => "teardown-survivors",
             Toggle::TeardownUndeclared => "teardown-undeclared",
+            Toggle::MigrateCounts => "migrate-counts",
+            Toggle::MigrateMarkers => "migrate-markers",
+            Toggle::ReplanEmpty => "replan-empty",
+            Toggle::ReplanIdentities => "replan-identities",
+            Toggle::NoopChanges => "noop-changes",
+            Toggle::NoopMarkers => "noop-markers",
+            Toggle::DriftSingle => "drift-single",
+            Toggle::DriftReconverged => "drift-reconverged",
+            Toggle::RemoveDestroy => "remove-destroy",
+            Toggle::RemoveUntouched => "remove-untouched",
+            Toggle::CountDown => "count-down",
+            Toggle::CountUp => "count-up",
+            Toggle::TeardownEngine => "teardown-engine",
+            Toggle::GreenfieldInventory => "greenfield-inventory",
+            Toggle::GreenfieldMarkers => "greenfield-markers",
+            Toggle::GreenfieldReplan => "greenfield-replan",
         }
     }
 
@@ -162,8 +252,18 @@ impl Toggle {
             | Toggle::ColdInventory
             | Toggle::ColdMarkers
             | Toggle::ColdUndeclared => StageId::ColdDeploy,
-            Toggle::TeardownRemoved | Toggle::TeardownSurvivors | Toggle::TeardownUndeclared => {
-                StageId::Teardown
+            Toggle::MigrateCounts | Toggle::MigrateMarkers => StageId::Migrate,
+            Toggle::ReplanEmpty | Toggle::ReplanIdentities => StageId::ReplanFromNothing,
+            Toggle::NoopChanges | Toggle::NoopMarkers => StageId::NoOpApply,
+            Toggle::DriftSingle | Toggle::DriftReconverged => StageId::DriftAndReconverge,
+            Toggle::RemoveDestroy | Toggle::RemoveUntouched => StageId::RemoveABlock,
+            Toggle::CountDown | Toggle::CountUp => StageId::ChangeCount,
+            Toggle::TeardownRemoved
+            | Toggle::TeardownSurvivors
+            | Toggle::TeardownUndeclared
+            | Toggle::TeardownEngine => StageId::Teardown,
+            Toggle::GreenfieldInventory | Toggle::GreenfieldMarkers | Toggle::GreenfieldReplan => {
+                StageId::GreenfieldApply
             }
         }
     }
@@ -190,6 +290,42 @@ impl Toggle {
             Toggle::TeardownUndeclared => {
                 "copies one undeclared object into a pre-existing bucket before the destroy"
             }
+            Toggle::MigrateCounts => {
+                "migrates a copy of the state holding one more instance, whose object does not exist"
+            }
+            Toggle::MigrateMarkers => {
+                "removes one queue's tofu-estate tag after migrate, before the read"
+            }
+            Toggle::ReplanEmpty => "changes one parameter's value before the plan",
+            Toggle::ReplanIdentities => {
+                "deletes one declared parameter after the plan, before the read"
+            }
+            Toggle::NoopChanges => "changes one parameter's value before the apply",
+            Toggle::NoopMarkers => {
+                "stamps a pre-existing queue with the estate's marker before the count"
+            }
+            Toggle::DriftSingle => "tampers a second parameter on the estate twin",
+            Toggle::DriftReconverged => {
+                "tampers the parameter again after the apply, before the read"
+            }
+            Toggle::RemoveDestroy => "keeps the block on the estate twin",
+            Toggle::RemoveUntouched => {
+                "deletes one undeclared object after the apply, before the read"
+            }
+            Toggle::CountDown => {
+                "puts the destroyed parameter back out of band before the read"
+            }
+            Toggle::CountUp => "deletes the created parameter before the read",
+            Toggle::TeardownEngine => {
+                "stamps a pre-existing queue with the estate's marker after the engine's destroy"
+            }
+            Toggle::GreenfieldInventory => {
+                "changes one parameter's value after the apply, before the inventory read"
+            }
+            Toggle::GreenfieldMarkers => {
+                "removes one queue's tofu-estate tag after the apply, before the read"
+            }
+            Toggle::GreenfieldReplan => "changes one parameter's value before the replans",
         }
     }
 }

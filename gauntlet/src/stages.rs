@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 use std::thread;
 
+use crate::choudoufu::{EngineError, EngineRoot};
 use crate::clock::Clock;
 use crate::estate::{Estate, Undeclared};
 use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
@@ -17,6 +18,8 @@ use crate::stage::{Assertion, Breaks, Toggle};
 use crate::substrate::{both_sides, Side};
 use crate::witness::{Inventory, Kind, Witness, WitnessError};
 
+pub mod day_two;
+
 /// A step of a stage that could not be carried out.
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
@@ -24,6 +27,13 @@ pub enum StepError {
     Oracle(#[from] OracleError),
     #[error(transparent)]
     Witness(#[from] WitnessError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Knob(String),
 }
@@ -34,6 +44,7 @@ impl StepError {
             self,
             StepError::Oracle(OracleError::Process(ProcessError::Interrupted { .. }))
                 | StepError::Witness(WitnessError::Process(ProcessError::Interrupted { .. }))
+                | StepError::Engine(EngineError::Process(ProcessError::Interrupted { .. }))
         )
     }
 }
@@ -54,25 +65,27 @@ pub struct Lane<'a> {
     pub breaks: &'a Breaks,
     pub kinds: BTreeSet<Kind>,
     pub twins: [TwinView; 2],
+    /// The engine in the estate twin's working copy.
+    pub engine: EngineRoot,
 }
 
 impl Lane<'_> {
-    fn estate_twin(&self) -> &TwinView {
+    pub(crate) fn estate_twin(&self) -> &TwinView {
         &self.twins[0]
     }
 
-    fn oracle_twin(&self) -> &TwinView {
+    pub(crate) fn oracle_twin(&self) -> &TwinView {
         &self.twins[1]
     }
 
     /// Run `f` on both twins side by side.
-    fn both<T: Send>(&self, f: impl Fn(&TwinView) -> T + Sync) -> [T; 2] {
+    pub(crate) fn both<T: Send>(&self, f: impl Fn(&TwinView) -> T + Sync) -> [T; 2] {
         let (a, b) = both_sides(|side| f(&self.twins[side as usize]));
         [a, b]
     }
 }
 
-fn both_ok<T>(r: [Result<T, StepError>; 2]) -> Result<[T; 2], StepError> {
+pub(crate) fn both_ok<T>(r: [Result<T, StepError>; 2]) -> Result<[T; 2], StepError> {
     let [a, b] = r;
     Ok([a?, b?])
 }
@@ -138,15 +151,18 @@ pub struct StageOutput {
 
 /// What cold deploy leaves for the stages after it.
 pub struct ColdOutcome {
-    pub oracle_state: Vec<StateInstance>,
-    pub oracle_live: Inventory,
+    /// The estate twin's state, which migrate takes.
+    pub estate_state: Vec<StateInstance>,
+    /// Every live object on the oracle twin, described field by field and
+    /// normalised: what greenfield apply must reproduce.
+    pub oracle_described: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
-fn addresses(state: &[StateInstance]) -> BTreeSet<String> {
+pub(crate) fn addresses(state: &[StateInstance]) -> BTreeSet<String> {
     state.iter().map(|i| i.addr.to_string()).collect()
 }
 
-fn list(set: &BTreeSet<String>) -> String {
+pub(crate) fn list(set: &BTreeSet<String>) -> String {
     set.iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
@@ -363,7 +379,15 @@ pub fn cold_deploy(lane: &Lane) -> Result<(StageOutput, ColdOutcome), StepError>
         state_len,
         estate.resource_types.len()
     );
-    let [_, (oracle_state, oracle_live, ..)] = reads;
+    clock.say("Cold deploy: describing the oracle twin's objects for greenfield apply");
+    let [(estate_state, ..), (_, oracle_live, ..)] = reads;
+    let oracle_described = lane
+        .oracle_twin()
+        .witness
+        .describe(&oracle_live)?
+        .into_iter()
+        .map(|(k, v)| (k, crate::witness::normalised(&v)))
+        .collect();
     let [_, oracle_plan] = plans;
     Ok((
         StageOutput {
@@ -372,14 +396,14 @@ pub fn cold_deploy(lane: &Lane) -> Result<(StageOutput, ColdOutcome), StepError>
             plans: vec![(Side::Oracle, oracle_plan)],
         },
         ColdOutcome {
-            oracle_state,
-            oracle_live,
+            estate_state,
+            oracle_described,
         },
     ))
 }
 
 /// `2 objects in refaws-data and 2 messages in refaws-jobs`.
-fn undeclared_summary(u: &[Undeclared]) -> String {
+pub(crate) fn undeclared_summary(u: &[Undeclared]) -> String {
     let mut parts: Vec<(String, usize)> = Vec::new();
     for x in u {
         let what = match x {
@@ -399,7 +423,10 @@ fn undeclared_summary(u: &[Undeclared]) -> String {
 }
 
 /// The undeclared objects the witness cannot find on a twin.
-fn missing_undeclared(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<String>, WitnessError> {
+pub(crate) fn missing_undeclared(
+    w: &Witness,
+    undeclared: &[Undeclared],
+) -> Result<Vec<String>, WitnessError> {
     let mut missing = Vec::new();
     let mut expected_messages: Vec<(&str, u64)> = Vec::new();
     for u in undeclared {
@@ -427,12 +454,17 @@ fn missing_undeclared(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<Stri
     Ok(missing)
 }
 
-/// Teardown by stock terraform on the oracle twin.
-pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+/// Teardown by stock terraform on the oracle twin and, when `engine`, by
+/// choudoufu on the estate twin, side by side.
+pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
     let breaks = lane.breaks;
     let o = lane.oracle_twin();
+    // What the oracle twin's state holds now, after the stages before this
+    // one changed it, and what is live.
+    let state_before = o.oracle.state()?;
+    let live_before = o.witness.inventory(&lane.kinds)?;
 
     if breaks.on(Toggle::TeardownUndeclared) {
         let keep = estate.preexisting.buckets.first().ok_or_else(|| {
@@ -449,9 +481,18 @@ pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepErro
         }
     }
 
-    clock.say("Teardown: terraform plan -destroy and apply on the oracle twin");
-    let plan = o.oracle.plan(clock, "teardown.tfplan", &["-destroy"])?;
-    o.oracle.apply(clock, "teardown.tfplan")?;
+    let (stock, engine_applied) = thread::scope(|s| {
+        let h = engine.then(|| s.spawn(|| day_two::engine_destroy(lane)));
+        clock.say("Teardown: terraform plan -destroy and apply on the oracle twin");
+        let stock = o
+            .oracle
+            .plan(clock, "teardown.tfplan", &["-destroy"])
+            .and_then(|plan| o.oracle.apply(clock, "teardown.tfplan").map(|_| plan));
+        let e = h.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (stock, e)
+    });
+    let plan = stock?;
+    let engine_applied = engine_applied.transpose()?;
 
     if breaks.on(Toggle::TeardownRemoved) {
         o.witness
@@ -465,11 +506,11 @@ pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepErro
     clock.say("Teardown: reading the oracle twin back with the AWS CLI");
     let after = o.witness.inventory(&lane.kinds)?;
     let state_after = o.oracle.state()?;
-    let declared = Inventory::of_state(&cold.oracle_state)?;
+    let declared = Inventory::of_state(&state_before)?;
     let mut out = Vec::new();
 
     // Exactly the state's instances removed.
-    let removed = cold.oracle_live.minus(&after);
+    let removed = live_before.minus(&after);
     let left = after.intersect(&declared);
     let over = removed.minus(&declared);
     let destroys = plan.summary().2;
@@ -489,10 +530,10 @@ pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepErro
             state_after.len()
         ));
     }
-    if destroys != cold.oracle_state.len() {
+    if destroys != state_before.len() {
         problems.push(format!(
             "stock's plan destroys {destroys} where the state held {}",
-            cold.oracle_state.len()
+            state_before.len()
         ));
     }
     out.push(Assertion::new(
@@ -581,9 +622,16 @@ pub fn teardown(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepErro
             problems.join("; ")
         },
     ));
+    if let Some(applied) = engine_applied {
+        out.push(day_two::engine_teardown_assertion(lane, applied, destroys)?);
+    }
     Ok(StageOutput {
         assertions: out,
-        summary: "stock terraform tears the estate down on the oracle twin".into(),
+        summary: if engine {
+            "stock terraform tears the estate down on the oracle twin and choudoufu on the estate twin, side by side".into()
+        } else {
+            "stock terraform tears the estate down on the oracle twin".into()
+        },
         plans: vec![(Side::Oracle, plan)],
     })
 }

@@ -1,0 +1,1175 @@
+//! The engine's stages on the estate twin, after cold deploy: migrate,
+//! replan from nothing, no-op apply, drift and reconverge, remove a block,
+//! change count, the engine's half of teardown, and greenfield apply.
+//!
+//! Each stage drives `choudoufu` in the estate twin's working copy and, where
+//! the seeds do, stock terraform doing the same thing on the oracle twin;
+//! what happened to the live system is read back with the AWS CLI. A BREAK
+//! toggle that corrupts the live system puts it back after the read when it
+//! can, so that the stages after it start where a clean run would.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::thread;
+
+use serde_json::Value;
+
+use crate::choudoufu::{Action, Applied, EnginePlan};
+
+use crate::edit;
+use crate::estate::Undeclared;
+use crate::oracle::{Plan, StateInstance};
+use crate::stage::{Assertion, Toggle};
+use crate::substrate::Side;
+use crate::witness::{differences, normalised, Inventory, Kind, MarkerHit, Witness};
+
+use super::{missing_undeclared, ColdOutcome, Lane, StageOutput, StepError, TwinView};
+
+const ESTATE_KEY: &str = "tofu-estate";
+const ADDRESS_KEY: &str = "tofu-address";
+
+/// Run `a` and `b` side by side.
+fn side_by_side<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    thread::scope(|s| {
+        let hb = s.spawn(b);
+        let ra = a();
+        (
+            ra,
+            hb.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        )
+    })
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StepError + '_ {
+    move |source| StepError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// `a (update), b (delete)`: changes for the page.
+fn describe(changes: &[(String, Action)]) -> String {
+    if changes.is_empty() {
+        return "no resource changes".into();
+    }
+    changes
+        .iter()
+        .map(|(a, x)| format!("{a} ({})", x.word()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn sorted(mut v: Vec<(String, Action)>) -> Vec<(String, Action)> {
+    v.sort();
+    v
+}
+
+/// The state instance of a parameter, by its name.
+fn parameter<'a>(state: &'a [StateInstance], name: &str) -> Result<&'a StateInstance, StepError> {
+    state
+        .iter()
+        .find(|i| i.type_name == "aws_ssm_parameter" && i.values["name"] == name)
+        .ok_or_else(|| {
+            StepError::Knob(format!(
+                "the cold state holds no aws_ssm_parameter named {name}"
+            ))
+        })
+}
+
+/// The objects carrying `tofu-estate=<estate>`, by kind and identity.
+fn marked(hits: &[MarkerHit], estate: &str) -> BTreeSet<(Kind, String)> {
+    hits.iter()
+        .filter(|h| h.key == ESTATE_KEY && h.value == estate)
+        .filter_map(|h| h.at.clone())
+        .collect()
+}
+
+/// How the markers on `live` fall short: tagged objects of `declared`
+/// lacking `tofu-estate=<estate>` or their `tofu-address`, and objects
+/// outside `declared` carrying any marker.
+fn marker_problems(
+    state: &[StateInstance],
+    declared: &Inventory,
+    hits: &[MarkerHit],
+    estate: &str,
+) -> Result<(usize, Vec<String>), StepError> {
+    let mut problems = Vec::new();
+    let mut tagged = 0;
+    for i in state {
+        let k = Kind::for_type(&i.type_name)?;
+        if !k.tagged() {
+            continue;
+        }
+        tagged += 1;
+        let id = k.identity(i)?;
+        let on = |key: &str| {
+            hits.iter()
+                .find(|h| h.key == key && h.at.as_ref() == Some(&(k, id.clone())))
+                .map(|h| h.value.clone())
+        };
+        match on(ESTATE_KEY) {
+            Some(v) if v == estate => {}
+            Some(v) => problems.push(format!("{} {id} carries tofu-estate={v}", k.noun())),
+            None => problems.push(format!("{} {id} carries no tofu-estate tag", k.noun())),
+        }
+        let addr = i.addr.to_string();
+        match on(ADDRESS_KEY) {
+            Some(v) if v == addr => {}
+            Some(v) => problems.push(format!(
+                "{} {id} carries tofu-address={v}, not {addr}",
+                k.noun()
+            )),
+            None => problems.push(format!("{} {id} carries no tofu-address tag", k.noun())),
+        }
+    }
+    for h in hits {
+        let stray = match &h.at {
+            Some((k, id)) => !declared.contains(*k, id),
+            None => true,
+        };
+        if stray {
+            problems.push(format!(
+                "{}={} on {}, which no block declares",
+                h.key, h.value, h.object
+            ));
+        }
+    }
+    Ok((tagged, problems))
+}
+
+/// Marker tags on the undeclared objects (S3 objects; a message carries no
+/// tags).
+fn undeclared_markers(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<String>, StepError> {
+    let mut out = Vec::new();
+    for u in undeclared {
+        if let Undeclared::S3Object { bucket, key, .. } = u {
+            for k in w.object_marker_keys(bucket, key)? {
+                out.push(format!("{k} on {u}"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A parameter's value and tags, as a BREAK toggle takes it away.
+struct Saved {
+    value: String,
+    tags: Vec<(String, String)>,
+}
+
+/// Delete a parameter, keeping what puts it back as it was.
+fn take_parameter(w: &Witness, name: &str) -> Result<Saved, StepError> {
+    let saved = Saved {
+        value: w.parameter_value(name)?.unwrap_or_default(),
+        tags: w.parameter_tags(name)?,
+    };
+    w.delete_parameter(name)?;
+    Ok(saved)
+}
+
+fn put_back_parameter(w: &Witness, name: &str, saved: &Saved) -> Result<(), StepError> {
+    Ok(w.put_parameter_tagged(name, &saved.value, &saved.tags)?)
+}
+
+fn tampered(what: &str) -> String {
+    format!("tampered-{what}")
+}
+
+/// Migrate: `choudoufu migrate` with the estate twin's stock state.
+pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    let mut state_path = e.oracle.state_file();
+    if breaks.on(Toggle::MigrateCounts) {
+        state_path = phantom_state(
+            &state_path,
+            &estate.knobs.phantom_parameter,
+            &cold.estate_state,
+        )?;
+    }
+    clock.say("Migrate: choudoufu migrate on the estate twin");
+    let (m, out) = lane.engine.migrate(clock, &state_path)?;
+
+    if breaks.on(Toggle::MigrateMarkers) {
+        e.witness
+            .untag_queue(&estate.knobs.stamped_queue, ESTATE_KEY)?;
+    }
+    clock.say("Migrate: reading the markers back with the AWS CLI");
+    let live = e.witness.inventory(&lane.kinds)?;
+    let hits = e.witness.markers(&live)?;
+    let on_undeclared = undeclared_markers(&e.witness, &estate.undeclared)?;
+    if breaks.on(Toggle::MigrateMarkers) {
+        e.witness
+            .tag_queue(&estate.knobs.stamped_queue, ESTATE_KEY, &estate.name)?;
+    }
+
+    let state = &cold.estate_state;
+    let declared = Inventory::of_state(state)?;
+    let (tagged, mut problems) = marker_problems(state, &declared, &hits, &estate.name)?;
+    problems.extend(on_undeclared);
+    let owned = state.len() - tagged;
+    let mut out_a = Vec::new();
+
+    // Every instance stamped or recorded, none failed or skipped.
+    let mut count_problems = Vec::new();
+    if out.code != 0 {
+        count_problems.push(format!("migrate exited {}", out.code));
+    }
+    if m.stamped + m.already != tagged {
+        count_problems.push(format!(
+            "{} stamped where the state holds {tagged} instances of tagged types",
+            m.stamped + m.already
+        ));
+    }
+    if m.recorded != owned {
+        count_problems.push(format!(
+            "{} recorded where the state holds {owned} instances owned through a parent",
+            m.recorded
+        ));
+    }
+    if m.failed + m.skipped != 0 {
+        let lines: Vec<&str> = out
+            .stdout
+            .lines()
+            .filter(|l| l.contains("failed") || l.contains("skipped:"))
+            .filter(|l| !l.starts_with("Migrate complete!"))
+            .map(str::trim)
+            .collect();
+        count_problems.push(format!(
+            "{} failed and {} skipped ({})",
+            m.failed,
+            m.skipped,
+            lines.join("; ")
+        ));
+    }
+    out_a.push(Assertion::new(
+        Toggle::MigrateCounts,
+        count_problems.is_empty(),
+        if count_problems.is_empty() {
+            format!(
+                "{} of {} instances accounted for: {m} (exit 0); the {tagged} of tagged types stamped, the {owned} owned through a parent recorded in {} record files",
+                m.total(),
+                state.len(),
+                lane.engine.records(&estate.name).len()
+            )
+        } else {
+            format!("{m}: {}", count_problems.join("; "))
+        },
+    ));
+
+    // The witness reads the marker on every tagged object, and nowhere else.
+    out_a.push(Assertion::new(
+        Toggle::MigrateMarkers,
+        problems.is_empty(),
+        if problems.is_empty() {
+            format!(
+                "the AWS CLI reads tofu-estate={} and the instance's own tofu-address on all {tagged} tagged objects, and no marker on the {} objects that existed before ({}) or on the {} undeclared S3 objects (messages carry no tags)",
+                estate.name,
+                e.baseline.len(),
+                e.baseline.names(),
+                estate
+                    .undeclared
+                    .iter()
+                    .filter(|u| matches!(u, Undeclared::S3Object { .. }))
+                    .count()
+            )
+        } else {
+            problems.join("; ")
+        },
+    ));
+    Ok(StageOutput {
+        assertions: out_a,
+        summary: format!(
+            "choudoufu migrate took the estate twin's terraform.tfstate ({} instances)",
+            state.len()
+        ),
+        plans: Vec::new(),
+    })
+}
+
+/// A copy of the state beside it holding one more instance: a copy of the
+/// first parameter instance, renamed to `phantom`, which does not exist.
+fn phantom_state(
+    path: &Path,
+    phantom: &str,
+    state: &[StateInstance],
+) -> Result<std::path::PathBuf, StepError> {
+    let text = fs::read_to_string(path).map_err(io(path))?;
+    let mut v: Value = serde_json::from_str(&text)
+        .map_err(|e| StepError::Knob(format!("{}: {e}", path.display())))?;
+    let model = state
+        .iter()
+        .find(|i| i.type_name == "aws_ssm_parameter")
+        .ok_or_else(|| StepError::Knob("the state holds no aws_ssm_parameter to copy".into()))?;
+    let resources = v["resources"]
+        .as_array_mut()
+        .ok_or_else(|| StepError::Knob(format!("{}: no resources array", path.display())))?;
+    let r = resources
+        .iter_mut()
+        .find(|r| r["type"] == model.addr.type_name && r["name"] == model.addr.name)
+        .ok_or_else(|| StepError::Knob(format!("{}: no {}", path.display(), model.addr)))?;
+    let instances = r["instances"]
+        .as_array_mut()
+        .ok_or_else(|| StepError::Knob(format!("{}: no instances", path.display())))?;
+    let mut copy = instances[0].clone();
+    let old = model.values["name"].as_str().unwrap_or("").to_owned();
+    copy["index_key"] = if copy["index_key"].is_null() {
+        Value::Null
+    } else {
+        Value::from(99)
+    };
+    for k in ["id", "name"] {
+        copy["attributes"][k] = Value::from(phantom);
+    }
+    if let Some(arn) = copy["attributes"]["arn"].as_str() {
+        copy["attributes"]["arn"] = Value::from(arn.replace(&old, phantom));
+    }
+    instances.push(copy);
+    let to = path.with_file_name("phantom.tfstate");
+    fs::write(&to, v.to_string()).map_err(io(&to))?;
+    Ok(to)
+}
+
+/// Replan from nothing: the state file deleted, the plan is empty.
+pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    for name in ["terraform.tfstate", "terraform.tfstate.backup"] {
+        let p = lane.engine.dir.join(name);
+        if p.exists() {
+            fs::remove_file(&p).map_err(io(&p))?;
+        }
+    }
+    let drift = &estate.knobs.drift_parameter;
+    let before = if breaks.on(Toggle::ReplanEmpty) {
+        let old = e.witness.parameter_value(drift)?;
+        e.witness
+            .overwrite_parameter(drift, &tampered("before-replan"))?;
+        old
+    } else {
+        None
+    };
+    clock.say("Replan from nothing: choudoufu plan with no terraform.tfstate");
+    let plan = lane.engine.plan(clock, &[])?;
+    if let Some(old) = before {
+        e.witness.overwrite_parameter(drift, &old)?;
+    }
+    let missing = &estate.knobs.missing_parameter;
+    let saved = if breaks.on(Toggle::ReplanIdentities) {
+        Some(take_parameter(&e.witness, missing)?)
+    } else {
+        None
+    };
+    let live = e.witness.inventory(&lane.kinds)?;
+    if let Some(saved) = saved {
+        put_back_parameter(&e.witness, missing, &saved)?;
+    }
+    let declared = Inventory::of_state(&cold.estate_state)?;
+    let absent = declared.minus(&live);
+    let no_state = !lane.engine.dir.join("terraform.tfstate").exists();
+    let mut out = Vec::new();
+    out.push(Assertion::new(
+        Toggle::ReplanEmpty,
+        plan.is_empty() && no_state,
+        if plan.is_empty() && no_state {
+            format!(
+                "with terraform.tfstate deleted from the root, choudoufu plan -detailed-exitcode exits 0: {}",
+                plan.summary_line()
+            )
+        } else {
+            format!(
+                "choudoufu plan -detailed-exitcode exited {} with {} ({}){}",
+                plan.code,
+                plan.summary_line(),
+                plan.describe(),
+                if no_state { "" } else { "; terraform.tfstate is still there" }
+            )
+        },
+    ));
+    out.push(Assertion::new(
+        Toggle::ReplanIdentities,
+        absent.is_empty(),
+        if absent.is_empty() {
+            format!(
+                "all {} identities of the migrated state read back present with the AWS CLI over {} types ({})",
+                declared.len(),
+                declared.kinds(),
+                declared.counts()
+            )
+        } else {
+            format!("not live: {}", absent.names())
+        },
+    ));
+    Ok(StageOutput {
+        assertions: out,
+        summary: "the engine planned from the live system alone".into(),
+        plans: Vec::new(),
+    })
+}
+
+/// No-op apply: nothing changes, the markers stay as they were.
+pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    let before = marked(
+        &e.witness.markers(&e.witness.inventory(&lane.kinds)?)?,
+        &estate.name,
+    );
+    if breaks.on(Toggle::NoopChanges) {
+        e.witness.overwrite_parameter(
+            &estate.knobs.second_drift_parameter,
+            &tampered("before-apply"),
+        )?;
+    }
+    clock.say("No-op apply: choudoufu apply -auto-approve");
+    let (applied, _) = lane.engine.apply(clock, false)?;
+    let queue = &estate.knobs.lost_preexisting_queue;
+    if breaks.on(Toggle::NoopMarkers) {
+        e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?;
+    }
+    let after = marked(
+        &e.witness.markers(&e.witness.inventory(&lane.kinds)?)?,
+        &estate.name,
+    );
+    if breaks.on(Toggle::NoopMarkers) {
+        e.witness.untag_queue(queue, ESTATE_KEY)?;
+    }
+    let none = applied == Applied::default();
+    let mut out = vec![Assertion::new(
+        Toggle::NoopChanges,
+        none,
+        format!("choudoufu apply: {applied}"),
+    )];
+    let names = |s: &BTreeSet<(Kind, String)>| {
+        s.iter()
+            .map(|(k, id)| format!("{} {id}", k.noun()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let gained: BTreeSet<_> = after.difference(&before).cloned().collect();
+    let lost: BTreeSet<_> = before.difference(&after).cloned().collect();
+    out.push(Assertion::new(
+        Toggle::NoopMarkers,
+        gained.is_empty() && lost.is_empty(),
+        if gained.is_empty() && lost.is_empty() {
+            format!(
+                "objects carrying tofu-estate={} unchanged at {}, counted with the AWS CLI before and after",
+                estate.name,
+                after.len()
+            )
+        } else {
+            format!(
+                "objects carrying tofu-estate={} went from {} to {} (gained: {}; lost: {})",
+                estate.name,
+                before.len(),
+                after.len(),
+                if gained.is_empty() { "none".into() } else { names(&gained) },
+                if lost.is_empty() { "none".into() } else { names(&lost) }
+            )
+        },
+    ));
+    Ok(StageOutput {
+        assertions: out,
+        summary: "an apply with nothing to do".into(),
+        plans: Vec::new(),
+    })
+}
+
+/// The engine's plan on the estate twin beside stock's on the oracle twin.
+fn both_plans(lane: &Lane, name: &str) -> Result<(EnginePlan, Plan), StepError> {
+    let o = lane.oracle_twin();
+    let (ep, sp) = side_by_side(
+        || lane.engine.plan(lane.clock, &[]),
+        || o.oracle.plan(lane.clock, name, &[]),
+    );
+    Ok((ep?, sp?))
+}
+
+/// The engine's apply beside stock's apply of its plan file.
+fn both_apply(lane: &Lane, name: &str) -> Result<Applied, StepError> {
+    let o = lane.oracle_twin();
+    let (ea, sa) = side_by_side(
+        || lane.engine.apply(lane.clock, false),
+        || o.oracle.apply(lane.clock, name),
+    );
+    sa?;
+    Ok(ea?.0)
+}
+
+/// Whether the engine's plan proposes exactly `want` and stock's the same.
+fn same_as_stock(
+    engine: &EnginePlan,
+    stock: &Plan,
+    want: &[(String, Action)],
+) -> Result<String, String> {
+    let e = sorted(engine.changes.clone());
+    let s = sorted(stock.actions());
+    let want = sorted(want.to_vec());
+    let mut problems = Vec::new();
+    if e != want {
+        problems.push(format!(
+            "choudoufu proposed {} ({}) where {} was expected",
+            describe(&e),
+            engine.summary_line(),
+            describe(&want)
+        ));
+    }
+    if s != want {
+        problems.push(format!(
+            "stock proposed {} ({}) where {} was expected",
+            describe(&s),
+            stock.summary_line(),
+            describe(&want)
+        ));
+    }
+    if problems.is_empty() {
+        Ok(format!(
+            "choudoufu proposed exactly {} ({}), the same address and action as stock's own plan on the oracle twin ({})",
+            describe(&e),
+            engine.summary_line(),
+            stock.summary_line()
+        ))
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+fn verdict(toggle: Toggle, r: Result<String, String>) -> Assertion {
+    match r {
+        Ok(s) => Assertion::new(toggle, true, s),
+        Err(s) => Assertion::new(toggle, false, s),
+    }
+}
+
+/// Drift and reconverge: one parameter tampered on both twins.
+pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    let name = &estate.knobs.drift_parameter;
+    let inst = parameter(&cold.estate_state, name)?;
+    let configured = inst.values["value"].as_str().unwrap_or("").to_owned();
+    clock.say(&format!(
+        "Drift and reconverge: {name} tampered on both twins"
+    ));
+    super::both_ok(lane.both(|t: &TwinView| {
+        t.witness.overwrite_parameter(name, &tampered("drift"))?;
+        Ok(())
+    }))?;
+    if breaks.on(Toggle::DriftSingle) {
+        e.witness
+            .overwrite_parameter(&estate.knobs.second_drift_parameter, &tampered("drift"))?;
+    }
+    let (ep, sp) = both_plans(lane, "drift.tfplan")?;
+    let want = [(inst.addr.to_string(), Action::Update)];
+    let mut single = same_as_stock(&ep, &sp, &want);
+    let applied = both_apply(lane, "drift.tfplan")?;
+    let one = Applied {
+        changed: 1,
+        ..Applied::default()
+    };
+    single = single.and_then(|s| {
+        if applied == one {
+            Ok(format!("{s}; apply: {applied}"))
+        } else {
+            Err(format!("{s}, but apply: {applied}"))
+        }
+    });
+
+    if breaks.on(Toggle::DriftReconverged) {
+        e.witness.overwrite_parameter(name, &tampered("again"))?;
+    }
+    let value = e.witness.parameter_value(name)?;
+    let replan = lane.engine.plan(clock, &[])?;
+    if breaks.on(Toggle::DriftReconverged) {
+        e.witness.overwrite_parameter(name, &configured)?;
+    }
+    let reconverged = value.as_deref() == Some(configured.as_str()) && replan.is_empty();
+    let out = vec![
+        verdict(Toggle::DriftSingle, single),
+        Assertion::new(
+            Toggle::DriftReconverged,
+            reconverged,
+            if reconverged {
+                format!(
+                    "the AWS CLI reads {name} = {configured:?} back, as configured, and the next plan is empty ({})",
+                    replan.summary_line()
+                )
+            } else {
+                format!(
+                    "the AWS CLI reads {name} = {:?} where {configured:?} is configured; the next plan: {} ({})",
+                    value.unwrap_or_default(),
+                    replan.summary_line(),
+                    replan.describe()
+                )
+            },
+        ),
+    ];
+    Ok(StageOutput {
+        assertions: out,
+        summary: format!("{name}'s value changed with the AWS CLI on both twins"),
+        plans: vec![(Side::Oracle, sp)],
+    })
+}
+
+/// Each `.tf` file of a twin's working copy, edited by `f` where it applies;
+/// false when no file held what `f` looks for.
+fn edit_root(dir: &Path, f: impl Fn(&str) -> Option<String>) -> Result<bool, StepError> {
+    let mut done = false;
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .map_err(io(dir))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tf"))
+        .collect();
+    files.sort();
+    for p in files {
+        let text = fs::read_to_string(&p).map_err(io(&p))?;
+        if let Some(new) = f(&text) {
+            fs::write(&p, new).map_err(io(&p))?;
+            done = true;
+        }
+    }
+    Ok(done)
+}
+
+/// Remove a block from both twins' roots.
+pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    let block = &estate.knobs.removed_block;
+    let insts: Vec<&StateInstance> = cold
+        .estate_state
+        .iter()
+        .filter(|i| i.addr.type_name == block.type_name && i.addr.name == block.name)
+        .collect();
+    let kind = Kind::for_type(&block.type_name)?;
+    if insts.len() != 1 || !kind.tagged() {
+        return Err(StepError::Knob(format!(
+            "knobs.removed_block = {block}: the cold state holds {} instances of it, where Remove a block needs exactly one of a tagged type",
+            insts.len()
+        )));
+    }
+    let id = kind.identity(insts[0])?;
+    let before = e.witness.inventory(&lane.kinds)?;
+    for t in &lane.twins {
+        if t.side == Side::Estate && breaks.on(Toggle::RemoveDestroy) {
+            continue;
+        }
+        if !edit_root(&t.oracle.dir, |s| {
+            edit::remove_block(s, &block.type_name, &block.name)
+        })? {
+            return Err(StepError::Knob(format!(
+                "knobs.removed_block: no file of the {}'s root holds resource \"{}\" \"{}\"",
+                t.side, block.type_name, block.name
+            )));
+        }
+    }
+    clock.say(&format!("Remove a block: {block} deleted from both roots"));
+    let (ep, sp) = both_plans(lane, "remove.tfplan")?;
+    let want = [(block.to_string(), Action::Delete)];
+    let mut destroy = same_as_stock(&ep, &sp, &want);
+    let applied = both_apply(lane, "remove.tfplan")?;
+
+    let undeclared_s3 = estate.undeclared.iter().find_map(|u| match u {
+        Undeclared::S3Object { bucket, key, body } => Some((bucket, key, body)),
+        _ => None,
+    });
+    if breaks.on(Toggle::RemoveUntouched) {
+        if let Some((b, k, _)) = undeclared_s3 {
+            e.witness.delete_object(b, k)?;
+        }
+    }
+    let after = e.witness.inventory(&lane.kinds)?;
+    let missing = missing_undeclared(&e.witness, &estate.undeclared)?;
+    if breaks.on(Toggle::RemoveUntouched) {
+        if let Some((b, k, body)) = undeclared_s3 {
+            e.witness.put_object(b, k, body)?;
+        }
+    }
+    let replan = lane.engine.plan(clock, &[])?;
+    if breaks.on(Toggle::RemoveDestroy) {
+        // Leave the estate twin as the oracle twin is: block and object gone.
+        edit_root(&e.oracle.dir, |s| {
+            edit::remove_block(s, &block.type_name, &block.name)
+        })?;
+        if kind != Kind::Parameter {
+            return Err(StepError::Knob(format!(
+                "BREAK_REMOVE_DESTROY puts the estate twin back by deleting the object with the AWS CLI, which it does for an aws_ssm_parameter only, not {}",
+                block.type_name
+            )));
+        }
+        e.witness.delete_parameter(&id)?;
+    }
+
+    let gone = !after.contains(kind, &id);
+    let one = Applied {
+        destroyed: 1,
+        ..Applied::default()
+    };
+    destroy = destroy.and_then(|s| {
+        let mut p = Vec::new();
+        if applied != one {
+            p.push(format!("apply: {applied}"));
+        }
+        if !gone {
+            p.push(format!("{} {id} is still live", kind.noun()));
+        }
+        if !replan.is_empty() {
+            p.push(format!(
+                "the next plan is not empty: {} ({})",
+                replan.summary_line(),
+                replan.describe()
+            ));
+        }
+        if p.is_empty() {
+            Ok(format!(
+                "{s}; apply: {applied}; the AWS CLI no longer finds {} {id}; the next plan is empty",
+                kind.noun()
+            ))
+        } else {
+            Err(format!("{s}, but {}", p.join("; ")))
+        }
+    });
+
+    // Nothing else moved: the undeclared objects and what existed before.
+    let mut expected = before.clone();
+    if let Some(ids) = expected.0.get_mut(&kind) {
+        ids.remove(&id);
+    }
+    let lost = expected.minus(&after);
+    let extra = after.minus(&expected);
+    let lost_before = e.baseline.minus(&after);
+    let mut p = Vec::new();
+    if !missing.is_empty() {
+        p.push(format!("missing: {}", missing.join(", ")));
+    }
+    if !lost_before.is_empty() {
+        p.push(format!(
+            "gone though it existed before cold deploy: {}",
+            lost_before.names()
+        ));
+    }
+    if !lost.is_empty() {
+        p.push(format!("also gone: {}", lost.names()));
+    }
+    if !extra.is_empty() {
+        p.push(format!("new: {}", extra.names()));
+    }
+    let untouched = if p.is_empty() {
+        Ok(format!(
+            "the {} the running system wrote, and the {} objects that existed before, are all still there, and nothing but {} {id} left the inventory",
+            super::undeclared_summary(&estate.undeclared),
+            e.baseline.len(),
+            kind.noun()
+        ))
+    } else {
+        Err(p.join("; "))
+    };
+    Ok(StageOutput {
+        assertions: vec![
+            verdict(Toggle::RemoveDestroy, destroy),
+            verdict(Toggle::RemoveUntouched, untouched),
+        ],
+        summary: format!(
+            "resource \"{}\" \"{}\" deleted from both roots",
+            block.type_name, block.name
+        ),
+        plans: vec![(Side::Oracle, sp)],
+    })
+}
+
+/// Change count: the count block lowered by one on both twins, then raised
+/// back.
+pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    let block = &estate.knobs.count_block;
+    let mut insts: Vec<&StateInstance> = cold
+        .estate_state
+        .iter()
+        .filter(|i| i.addr.type_name == block.type_name && i.addr.name == block.name)
+        .collect();
+    insts.sort_by_key(|i| i.addr.to_string());
+    let kind = Kind::for_type(&block.type_name)?;
+    let n = insts.len();
+    let top = insts
+        .iter()
+        .find(|i| i.addr.to_string() == format!("{block}[{}]", n.saturating_sub(1)))
+        .ok_or_else(|| {
+            StepError::Knob(format!(
+                "knobs.count_block = {block}: the cold state holds no {block}[{}]",
+                n.saturating_sub(1)
+            ))
+        })?;
+    let top_addr = top.addr.to_string();
+    let top_id = kind.identity(top)?;
+    let top_value = top.values["value"].as_str().unwrap_or("").to_owned();
+    let set = |to: usize| -> Result<(), StepError> {
+        for t in &lane.twins {
+            if !edit_root(&t.oracle.dir, |s| {
+                edit::set_count(s, &block.type_name, &block.name, to)
+            })? {
+                return Err(StepError::Knob(format!(
+                    "knobs.count_block: no file of the {}'s root holds resource \"{}\" \"{}\" with a count",
+                    t.side, block.type_name, block.name
+                )));
+            }
+        }
+        Ok(())
+    };
+
+    // Down by one.
+    clock.say(&format!("Change count: {block} from {n} to {}", n - 1));
+    set(n - 1)?;
+    let (ep, sp_down) = both_plans(lane, "count-down.tfplan")?;
+    let mut down = same_as_stock(&ep, &sp_down, &[(top_addr.clone(), Action::Delete)]);
+    let applied = both_apply(lane, "count-down.tfplan")?;
+    if breaks.on(Toggle::CountDown) {
+        e.witness.put_parameter(&top_id, &top_value)?;
+    }
+    let live = e.witness.inventory(&lane.kinds)?;
+    if breaks.on(Toggle::CountDown) {
+        e.witness.delete_parameter(&top_id)?;
+    }
+    let others: Vec<String> = insts
+        .iter()
+        .filter(|i| i.addr.to_string() != top_addr)
+        .map(|i| kind.identity(i))
+        .collect::<Result<_, _>>()?;
+    let absent_others: Vec<&String> = others
+        .iter()
+        .filter(|id| !live.contains(kind, id))
+        .collect();
+    down = down.and_then(|s| {
+        let mut p = Vec::new();
+        if applied.destroyed != 1 || applied.added + applied.changed != 0 {
+            p.push(format!("apply: {applied}"));
+        }
+        if live.contains(kind, &top_id) {
+            p.push(format!("{} {top_id} is still live", kind.noun()));
+        }
+        if !absent_others.is_empty() {
+            p.push(format!("also gone: {:?}", absent_others));
+        }
+        if p.is_empty() {
+            Ok(format!(
+                "{n} to {}: {s}; apply: {applied}; the AWS CLI finds no {top_id} and still finds {}",
+                n - 1,
+                others.join(", ")
+            ))
+        } else {
+            Err(format!("{n} to {}: {s}, but {}", n - 1, p.join("; ")))
+        }
+    });
+
+    // Back up.
+    clock.say(&format!("Change count: {block} from {} back to {n}", n - 1));
+    set(n)?;
+    let (ep, sp_up) = both_plans(lane, "count-up.tfplan")?;
+    let mut up = same_as_stock(&ep, &sp_up, &[(top_addr.clone(), Action::Create)]);
+    let applied = both_apply(lane, "count-up.tfplan")?;
+    let saved = if breaks.on(Toggle::CountUp) {
+        Some(take_parameter(&e.witness, &top_id)?)
+    } else {
+        None
+    };
+    let live = e.witness.inventory(&lane.kinds)?;
+    let replan = lane.engine.plan(clock, &[])?;
+    if let Some(saved) = saved {
+        put_back_parameter(&e.witness, &top_id, &saved)?;
+    }
+    up = up.and_then(|s| {
+        let mut p = Vec::new();
+        if applied.added != 1 || applied.changed + applied.destroyed != 0 {
+            p.push(format!("apply: {applied}"));
+        }
+        if !live.contains(kind, &top_id) {
+            p.push(format!("{} {top_id} is not live", kind.noun()));
+        }
+        if !replan.is_empty() {
+            p.push(format!(
+                "the next plan is not empty: {} ({})",
+                replan.summary_line(),
+                replan.describe()
+            ));
+        }
+        if p.is_empty() {
+            Ok(format!(
+                "back to {n}: {s}; apply: {applied}; the AWS CLI finds {top_id} again; the next plan is empty"
+            ))
+        } else {
+            Err(format!("back to {n}: {s}, but {}", p.join("; ")))
+        }
+    });
+    Ok(StageOutput {
+        assertions: vec![
+            verdict(Toggle::CountDown, down),
+            verdict(Toggle::CountUp, up),
+        ],
+        summary: format!("{block}'s count changed on both twins"),
+        plans: vec![(Side::Oracle, sp_down), (Side::Oracle, sp_up)],
+    })
+}
+
+/// The engine's half of teardown: `choudoufu destroy` on the estate twin.
+/// Returns what it destroyed; the assertions come after stock's half.
+pub fn engine_destroy(lane: &Lane) -> Result<Applied, StepError> {
+    lane.clock
+        .say("Teardown: choudoufu destroy -auto-approve on the estate twin");
+    Ok(lane.engine.apply(lane.clock, true)?.0)
+}
+
+/// The assertion on the engine's teardown, read after it.
+pub fn engine_teardown_assertion(
+    lane: &Lane,
+    applied: Applied,
+    stock_destroyed: usize,
+) -> Result<Assertion, StepError> {
+    let estate = lane.estate;
+    let e = lane.estate_twin();
+    let queue = &estate.knobs.lost_preexisting_queue;
+    if lane.breaks.on(Toggle::TeardownEngine) {
+        e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?;
+    }
+    let after = e.witness.inventory(&lane.kinds)?;
+    let hits = e.witness.markers(&after)?;
+    if lane.breaks.on(Toggle::TeardownEngine) {
+        e.witness.untag_queue(queue, ESTATE_KEY)?;
+    }
+    let mut p = Vec::new();
+    if !hits.is_empty() {
+        p.push(format!(
+            "marker tags left: {}",
+            hits.iter()
+                .map(|h| format!("{}={} on {}", h.key, h.value, h.object))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let lost = e.baseline.minus(&after);
+    let extra = after.minus(&e.baseline);
+    if !lost.is_empty() {
+        p.push(format!(
+            "gone though it existed before cold deploy: {}",
+            lost.names()
+        ));
+    }
+    if !extra.is_empty() {
+        p.push(format!("still live: {}", extra.names()));
+    }
+    if applied.destroyed != stock_destroyed || applied.added + applied.changed != 0 {
+        p.push(format!(
+            "choudoufu destroy: {applied}, where stock destroyed {stock_destroyed}"
+        ));
+    }
+    Ok(if p.is_empty() {
+        Assertion::new(
+            Toggle::TeardownEngine,
+            true,
+            format!(
+                "choudoufu destroy on the estate twin destroyed {} objects, as many as stock's destroy on the oracle twin; no object carries a marker tag and exactly the {} objects that existed before are left, read with the AWS CLI",
+                applied.destroyed,
+                e.baseline.len()
+            ),
+        )
+    } else {
+        Assertion::new(Toggle::TeardownEngine, false, p.join("; "))
+    })
+}
+
+/// Greenfield apply: the estate's root applied by the engine on the emptied
+/// estate twin, from nothing.
+pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    // The estate's own root again (earlier stages edited the working copy),
+    // no state file, an empty record store.
+    for f in &estate.root_files {
+        let to = lane.engine.dir.join(f.file_name().unwrap_or_default());
+        fs::copy(f, &to).map_err(io(f))?;
+    }
+    let left = lane.engine.records(&estate.name).len();
+    let store = lane.engine.dir.join(".choudoufu");
+    if store.exists() {
+        fs::remove_dir_all(&store).map_err(io(&store))?;
+    }
+    let state_file = lane.engine.dir.join("terraform.tfstate").exists();
+    clock.say("Greenfield apply: choudoufu apply from nothing on the estate twin");
+    let (applied, _) = lane.engine.apply(clock, false)?;
+    let records = lane.engine.records(&estate.name).len();
+
+    let drift = &estate.knobs.drift_parameter;
+    let old = if breaks.on(Toggle::GreenfieldReplan) {
+        let old = e.witness.parameter_value(drift)?;
+        e.witness
+            .overwrite_parameter(drift, &tampered("before-replan"))?;
+        old
+    } else {
+        None
+    };
+    let (with, without) = side_by_side(
+        || lane.engine.plan(clock, &[]),
+        || lane.engine.plan(clock, &["-no-records"]),
+    );
+    let (with, without) = (with?, without?);
+    if let Some(old) = old {
+        e.witness.overwrite_parameter(drift, &old)?;
+    }
+    if breaks.on(Toggle::GreenfieldInventory) {
+        e.witness.overwrite_parameter(
+            &estate.knobs.second_drift_parameter,
+            &tampered("after-apply"),
+        )?;
+    }
+    if breaks.on(Toggle::GreenfieldMarkers) {
+        e.witness
+            .untag_queue(&estate.knobs.stamped_queue, ESTATE_KEY)?;
+    }
+    clock.say("Greenfield apply: reading the estate twin back with the AWS CLI");
+    let live = e.witness.inventory(&lane.kinds)?;
+    let described: std::collections::BTreeMap<String, Value> = e
+        .witness
+        .describe(&live)?
+        .into_iter()
+        .map(|(k, v)| (k, normalised(&v)))
+        .collect();
+    let hits = e.witness.markers(&live)?;
+
+    // The inventory equals stock's cold deploy, field by field.
+    let mut diffs = Vec::new();
+    let keys: BTreeSet<&String> = described
+        .keys()
+        .chain(cold.oracle_described.keys())
+        .collect();
+    for k in keys {
+        match (described.get(k), cold.oracle_described.get(k)) {
+            (Some(a), Some(b)) => differences(a, b, k, &mut diffs),
+            (Some(_), None) => diffs.push(format!("{k}: live here, not in stock's cold deploy")),
+            (None, Some(_)) => diffs.push(format!("{k}: in stock's cold deploy, not live here")),
+            (None, None) => {}
+        }
+    }
+    let created =
+        applied.added == cold.estate_state.len() && applied.changed + applied.destroyed == 0;
+    let mut p = Vec::new();
+    if !state_file && created && diffs.is_empty() {
+        // all good
+    } else {
+        if state_file {
+            p.push("a terraform.tfstate is in the root".to_owned());
+        }
+        if !created {
+            p.push(format!(
+                "apply: {applied}, where stock's cold deploy created {}",
+                cold.estate_state.len()
+            ));
+        }
+        if !diffs.is_empty() {
+            p.push(format!(
+                "{} differences from stock's cold deploy: {}",
+                diffs.len(),
+                diffs.iter().take(8).cloned().collect::<Vec<_>>().join("; ")
+            ));
+        }
+    }
+    let inventory = if p.is_empty() {
+        Ok(format!(
+            "choudoufu apply with no terraform.tfstate and an empty record store ({left} record files left by the destroy, then removed): {applied}; the AWS CLI describes all {} objects on the estate twin (the {} that existed before among them) field by field exactly as stock's cold deploy left the oracle twin, marker tags, timestamps, generated ids and versions left out",
+            described.len(),
+            e.baseline.len()
+        ))
+    } else {
+        Err(p.join("; "))
+    };
+
+    // Every tagged object carries the marker.
+    let state = cold.estate_state.as_slice();
+    let declared = Inventory::of_state(state)?;
+    let (tagged, problems) = marker_problems(state, &declared, &hits, &estate.name)?;
+    let markers = if problems.is_empty() {
+        Ok(format!(
+            "all {tagged} tagged objects carry tofu-estate={} and their own tofu-address, and none of the {} that existed before does",
+            estate.name,
+            e.baseline.len()
+        ))
+    } else {
+        Err(problems.join("; "))
+    };
+
+    // Replans are empty: with the records, and without them but for what
+    // only a record can find.
+    let subscriptions: BTreeSet<String> = state
+        .iter()
+        .filter(|i| i.type_name == "aws_sns_topic_subscription")
+        .map(|i| i.addr.to_string())
+        .collect();
+    let mut p = Vec::new();
+    if !with.is_empty() {
+        p.push(format!(
+            "with the record store ({records} records): {} ({})",
+            with.summary_line(),
+            with.describe()
+        ));
+    }
+    let churn: Vec<&(String, Action)> = without
+        .changes
+        .iter()
+        .filter(|(a, x)| !(*x == Action::Create && subscriptions.contains(a)))
+        .collect();
+    let known: Vec<&(String, Action)> = without
+        .changes
+        .iter()
+        .filter(|(a, x)| *x == Action::Create && subscriptions.contains(a))
+        .collect();
+    if !churn.is_empty() {
+        p.push(format!(
+            "with -no-records: {} ({})",
+            without.summary_line(),
+            without.describe()
+        ));
+    }
+    let replan = if p.is_empty() {
+        Ok(format!(
+            "the replan with the record store ({records} records) is empty ({}); with -no-records it proposes {}",
+            with.summary_line(),
+            if known.is_empty() {
+                format!("nothing ({})", without.summary_line())
+            } else {
+                format!(
+                    "exactly {} ({}): an aws_sns_topic_subscription has no tags and no listing by owner, so its record is the only way to find it, and the one case this assertion allows; nothing else is created or destroyed",
+                    describe(&known.iter().map(|c| (*c).clone()).collect::<Vec<_>>()),
+                    without.summary_line()
+                )
+            }
+        ))
+    } else {
+        Err(p.join("; "))
+    };
+    Ok(StageOutput {
+        assertions: vec![
+            verdict(Toggle::GreenfieldInventory, inventory),
+            verdict(Toggle::GreenfieldMarkers, markers),
+            verdict(Toggle::GreenfieldReplan, replan),
+        ],
+        summary: "the engine applied the estate's root on the emptied estate twin".into(),
+        plans: Vec::new(),
+    })
+}
