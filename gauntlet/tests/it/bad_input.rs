@@ -100,6 +100,28 @@ fn a_missing_terraform() {
 }
 
 #[test]
+fn a_missing_engine() {
+    let s = Scratch::new();
+    let out = finish(
+        s.gauntlet(&["run", ESTATE])
+            .env("CHOUDOUFU", "/nonexistent/choudoufu")
+            .output()
+            .unwrap(),
+    );
+    stopped(
+        &s,
+        &out,
+        ESTATE,
+        "CHOUDOUFU=/nonexistent/choudoufu is not a file",
+    );
+    assert!(
+        out.stderr.contains("cargo build -p engine --bin choudoufu"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn a_provider_in_no_mirror() {
     let s = Scratch::new();
     let empty = tempfile::tempdir().unwrap();

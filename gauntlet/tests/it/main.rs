@@ -61,6 +61,7 @@ impl Scratch {
             cmd.env_remove(t.env());
         }
         cmd.env_remove("GAUNTLET_TEST_PANIC");
+        cmd.env_remove("CHOUDOUFU");
         cmd
     }
 

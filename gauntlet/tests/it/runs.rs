@@ -4,8 +4,25 @@ use gauntlet::stage::{StageId, Toggle};
 
 use crate::{assert_nothing_left, finish, moto_pids, stage, Scratch, ESTATE};
 
+/// The stages this gauntlet runs, in the page's order.
+const RUN: [&str; 9] = [
+    "Cold deploy",
+    "Migrate",
+    "Replan from nothing",
+    "No-op apply",
+    "Drift and reconverge",
+    "Remove a block",
+    "Change count",
+    "Teardown",
+    "Greenfield apply",
+];
+
+fn detail(r: &serde_json::Value, title: &str) -> String {
+    stage(r, title)["detail"].as_str().unwrap().to_owned()
+}
+
 #[test]
-fn a_clean_run_passes_cold_deploy_and_teardown_and_leaves_nothing_running() {
+fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
     let s = Scratch::new();
     let out = finish(s.gauntlet(&["run", ESTATE]).output().unwrap());
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
@@ -13,53 +30,150 @@ fn a_clean_run_passes_cold_deploy_and_teardown_and_leaves_nothing_running() {
     assert_nothing_left(&out.stderr, &s);
 
     let r = s.record(ESTATE);
-    for title in ["Cold deploy", "Teardown"] {
+    for title in RUN {
         let row = stage(&r, title);
         assert_eq!(row["verdict"], "pass", "{title}: {}", row["detail"]);
         assert!(row["duration_ms"].as_u64().unwrap() > 0);
     }
-    let cold = stage(&r, "Cold deploy")["detail"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(cold.contains("16 instances"), "{cold}");
+    let cold = detail(&r, "Cold deploy");
+    assert!(cold.contains("17 instances"), "{cold}");
     assert!(
         cold.contains("zero tofu-estate or tofu-address tags"),
         "{cold}"
     );
-    let teardown = stage(&r, "Teardown")["detail"].as_str().unwrap().to_owned();
+    let migrate = detail(&r, "Migrate");
+    assert!(
+        migrate.contains(
+            "17 of 17 instances accounted for: 11 newly stamped, 0 already stamped, 6 recorded"
+        ),
+        "{migrate}"
+    );
+    assert!(
+        migrate.contains("tofu-estate=reference-aws-stateful")
+            && migrate.contains("all 11 tagged objects"),
+        "{migrate}"
+    );
+    assert!(
+        detail(&r, "Replan from nothing").contains("exits 0: No changes."),
+        "{}",
+        detail(&r, "Replan from nothing")
+    );
+    let noop = detail(&r, "No-op apply");
+    assert!(noop.contains("0 added, 0 changed, 0 destroyed"), "{noop}");
+    let drift = detail(&r, "Drift and reconverge");
+    assert!(
+        drift.contains("choudoufu proposed exactly aws_ssm_parameter.shard[0] (update)"),
+        "{drift}"
+    );
+    let remove = detail(&r, "Remove a block");
+    assert!(
+        remove.contains("choudoufu proposed exactly aws_ssm_parameter.worker_concurrency (delete)"),
+        "{remove}"
+    );
+    let count = detail(&r, "Change count");
+    assert!(
+        count.contains("aws_ssm_parameter.shard[1] (delete)")
+            && count.contains("aws_ssm_parameter.shard[1] (create)"),
+        "{count}"
+    );
+    let teardown = detail(&r, "Teardown");
     assert!(
         teardown.contains("removed exactly the 16 instances"),
         "{teardown}"
     );
     assert!(teardown.contains("refaws-preexisting-keep"), "{teardown}");
-    // Every other stage is listed, not run.
+    assert!(
+        teardown.contains("choudoufu destroy on the estate twin destroyed 16 objects"),
+        "{teardown}"
+    );
+    let green = detail(&r, "Greenfield apply");
+    assert!(
+        green.contains("17 added, 0 changed, 0 destroyed"),
+        "{green}"
+    );
+    assert!(green.contains("field by field"), "{green}");
+    // The stages this gauntlet does not run yet are listed, not run.
     let not_run = r["stages"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|s| s["verdict"] == "not-run")
         .count();
-    assert_eq!(not_run, StageId::ALL.len() - 2);
+    assert_eq!(not_run, StageId::ALL.len() - RUN.len());
 
     let page = s.page(ESTATE);
     assert!(page.contains("| Stage | Verdict | Duration | Detail |"));
-    assert!(page.contains("| Cold deploy | pass |"));
-    assert!(page.contains("| Teardown | pass |"));
-    assert!(page.contains("| Migrate | not run |"));
+    for title in RUN {
+        assert!(page.contains(&format!("| {title} | pass |")), "{title}");
+    }
+    assert!(page.contains("| Rename | not run |"));
     assert!(page.contains("Oracle: stock terraform"));
     assert!(page.contains("cargo run -p gauntlet -- run reference-aws-stateful"));
     let t = &r["timing"];
     assert!(t["terraform"].as_u64().unwrap() > 0 && t["witness"].as_u64().unwrap() > 0);
+    assert!(t["engine"].as_u64().unwrap() > 0);
 }
 
-/// Run with one toggle on and require its stage to fail on its assertion.
+/// Run with `toggles` on, stopping after `stop_after` when given, and
+/// require each toggle's stage to fail on that toggle's assertion, and every
+/// other stage that ran to pass. Toggles run together only when each
+/// corrupts its own stage alone: at most one per stage, and each puts the
+/// live system back after its read where later stages would see it.
+fn broken_together(toggles: &[Toggle], stop_after: Option<StageId>) {
+    let s = Scratch::new();
+    let mut args = vec!["run".to_owned(), ESTATE.to_owned()];
+    if let Some(st) = stop_after {
+        args.extend(["--stop-after".to_owned(), st.slug()]);
+    }
+    for t in toggles {
+        args.extend(["--break".to_owned(), t.name().to_owned()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = finish(s.gauntlet(&args).output().unwrap());
+    assert_nothing_left(&out.stderr, &s);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let r = s.record(ESTATE);
+    let broken: Vec<StageId> = toggles.iter().map(|t| t.stage()).collect();
+    for t in toggles {
+        let row = stage(&r, t.stage().title());
+        let detail = row["detail"].as_str().unwrap();
+        assert_eq!(row["verdict"], "fail", "{}: {detail}", t.name());
+        assert!(
+            row["failed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == t.name()),
+            "{} did not fail under its own toggle: {detail}",
+            t.name()
+        );
+        assert!(
+            detail.contains(&format!("assertion {} failed", t.name())),
+            "{detail}"
+        );
+        assert!(detail.contains(&format!("{}=1", t.env())), "{detail}");
+    }
+    for title in RUN {
+        let id: StageId = title.to_lowercase().replace(' ', "-").parse().unwrap();
+        if broken.contains(&id) || stop_after.is_some_and(|st| id > st) {
+            continue;
+        }
+        let row = stage(&r, title);
+        assert_eq!(
+            row["verdict"], "pass",
+            "{title} failed though no toggle of it is on: {}",
+            row["detail"]
+        );
+    }
+}
+
+/// Run with one toggle on, stopping after its stage, and require the stage
+/// to fail on its assertion.
 fn broken(toggle: Toggle, via_env: bool) {
     let s = Scratch::new();
     let mut args = vec!["run", ESTATE];
-    if toggle.stage() == StageId::ColdDeploy {
-        args.extend(["--stop-after", "cold-deploy"]);
-    }
+    let slug = toggle.stage().slug();
+    args.extend(["--stop-after", &slug]);
     let mut cmd = s.gauntlet(&args);
     if via_env {
         cmd.env(toggle.env(), "1");
@@ -110,26 +224,62 @@ fn break_cold_undeclared() {
     broken(Toggle::ColdUndeclared, false);
 }
 
+// A run through every stage takes about ten minutes, so the toggles of the
+// stages after cold deploy run in two groups. Toggles share a run only when
+// each corrupts what its own assertion reads and nothing a later stage
+// reads: a toggle that changes the live system puts it back after its read,
+// and two toggles of one stage touch different objects (or different
+// twins). Every stage without a toggle on must still pass.
+
 #[test]
-fn break_teardown_removed() {
-    broken(Toggle::TeardownRemoved, false);
+fn break_migrate_counts_replan_identities_noop_changes_drift_single_remove_untouched_count_down_teardown_engine_teardown_survivors_greenfield_inventory(
+) {
+    broken_together(
+        &[
+            Toggle::MigrateCounts,
+            Toggle::ReplanIdentities,
+            Toggle::NoopChanges,
+            Toggle::DriftSingle,
+            Toggle::RemoveUntouched,
+            Toggle::CountDown,
+            Toggle::TeardownEngine,
+            Toggle::TeardownSurvivors,
+            Toggle::GreenfieldInventory,
+        ],
+        None,
+    );
 }
 
 #[test]
-fn break_teardown_survivors() {
-    broken(Toggle::TeardownSurvivors, true);
-}
-
-#[test]
-fn break_teardown_undeclared() {
-    broken(Toggle::TeardownUndeclared, false);
+fn break_migrate_markers_replan_empty_noop_markers_drift_reconverged_remove_destroy_count_up_teardown_removed_teardown_undeclared_greenfield_markers_greenfield_replan(
+) {
+    broken_together(
+        &[
+            Toggle::MigrateMarkers,
+            Toggle::ReplanEmpty,
+            Toggle::NoopMarkers,
+            Toggle::DriftReconverged,
+            Toggle::RemoveDestroy,
+            Toggle::CountUp,
+            Toggle::TeardownRemoved,
+            Toggle::TeardownUndeclared,
+            Toggle::GreenfieldMarkers,
+            Toggle::GreenfieldReplan,
+        ],
+        None,
+    );
 }
 
 #[test]
 fn every_toggle_has_a_test_above() {
     let src = include_str!("runs.rs");
     for t in Toggle::ALL {
-        let name = format!("fn break_{}()", t.name().replace('-', "_"));
-        assert!(src.contains(&name), "no test {name}");
+        let name = t.name().replace('-', "_");
+        assert!(
+            src.lines()
+                .any(|l| l.starts_with("fn break_") && l.contains(&name)),
+            "no test runs {}",
+            t.name()
+        );
     }
 }
