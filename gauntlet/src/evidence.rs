@@ -55,17 +55,24 @@ impl StageRecord {
     }
 }
 
-/// A plan stock terraform showed during a stage.
+fn terraform() -> String {
+    "terraform".into()
+}
+
+/// A plan stock terraform or the engine showed during a stage.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanRecord {
     pub stage: StageId,
     /// Which twin: `estate` or `oracle`.
     pub twin: String,
+    /// Who planned: `terraform` or `choudoufu`.
+    #[serde(default = "terraform")]
+    pub tool: String,
     /// terraform's summary line: `Plan: 16 to add, 0 to change, 0 to destroy.`
     pub summary: String,
     /// Each resource change as `address: action[,action]`.
     pub changes: Vec<String>,
-    /// `terraform show` of the plan file.
+    /// `terraform show` of the plan file, or the engine's plan text.
     pub text: String,
 }
 

@@ -95,12 +95,13 @@ pub fn markdown(r: &RunRecord) -> String {
     );
     let _ = writeln!(md, "Engine: choudoufu {}.\n", v.engine);
     if !r.plans.is_empty() {
-        md.push_str("## Stock's plans\n\n");
+        md.push_str("## Plans\n\n");
         for p in &r.plans {
             let _ = writeln!(
                 md,
-                "<details><summary>{} on the {} twin: {}</summary>\n\n```\n{}\n```\n\n</details>\n",
+                "<details><summary>{}: {} on the {} twin: {}</summary>\n\n```\n{}\n```\n\n</details>\n",
                 p.stage.title(),
+                p.tool,
                 p.twin,
                 p.summary,
                 p.text.trim_end()
@@ -164,8 +165,9 @@ pub fn html(r: &RunRecord) -> String {
     for p in &r.plans {
         let _ = writeln!(
             h,
-            "<details><summary>{} on the {} twin: {}</summary><pre>{}</pre></details>",
+            "<details><summary>{}: {} on the {} twin: {}</summary><pre>{}</pre></details>",
             escape(p.stage.title()),
+            escape(&p.tool),
             escape(&p.twin),
             escape(&p.summary),
             escape(p.text.trim_end())

@@ -15,10 +15,10 @@ use crate::clock::Clock;
 use crate::estate::{Estate, EstateError};
 use crate::evidence::{PlanRecord, RunRecord, StageRecord, Verdict, Versions};
 use crate::machine::{self, Machine, MachineError, Pins};
-use crate::oracle::{Oracle, OracleError, Plan};
+use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
-use crate::stages::{self, day_two, Lane, StageOutput, StepError, TwinView};
+use crate::stages::{self, day_two, Lane, StageOutput, StagePlan, StepError, TwinView};
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
 
@@ -154,17 +154,32 @@ fn set_stage(record: &mut RunRecord, stage: StageRecord) {
     }
 }
 
-fn plan_record(stage: StageId, side: Side, plan: &Plan) -> PlanRecord {
-    PlanRecord {
-        stage,
-        twin: side.name().to_owned(),
-        summary: plan.summary_line(),
-        changes: plan
-            .changes()
-            .into_iter()
-            .map(|(addr, actions)| format!("{addr}: {}", actions.join(",")))
-            .collect(),
-        text: plan.text.clone(),
+fn plan_record(stage: StageId, plan: &StagePlan) -> PlanRecord {
+    match plan {
+        StagePlan::Stock(side, plan) => PlanRecord {
+            stage,
+            twin: side.name().to_owned(),
+            tool: "terraform".into(),
+            summary: plan.summary_line(),
+            changes: plan
+                .changes()
+                .into_iter()
+                .map(|(addr, actions)| format!("{addr}: {}", actions.join(",")))
+                .collect(),
+            text: plan.text.clone(),
+        },
+        StagePlan::Engine(plan) => PlanRecord {
+            stage,
+            twin: Side::Estate.name().to_owned(),
+            tool: "choudoufu".into(),
+            summary: plan.summary_line(),
+            changes: plan
+                .changes
+                .iter()
+                .map(|(addr, action)| format!("{addr}: {}", action.word()))
+                .collect(),
+            text: plan.text.clone(),
+        },
     }
 }
 
@@ -192,7 +207,7 @@ fn stage_row(
         }) => {
             record
                 .plans
-                .extend(plans.iter().map(|(side, p)| plan_record(stage, *side, p)));
+                .extend(plans.iter().map(|p| plan_record(stage, p)));
             let failed: Vec<&Assertion> = assertions.iter().filter(|a| !a.holds).collect();
             if failed.is_empty() {
                 let seen: Vec<&str> = assertions.iter().map(|a| a.seen.as_str()).collect();

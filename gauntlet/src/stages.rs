@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::thread;
 
-use crate::choudoufu::{EngineError, EngineRoot};
+use crate::choudoufu::{EngineError, EnginePlan, EngineRoot};
 use crate::clock::Clock;
 use crate::estate::{Estate, Undeclared};
 use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
@@ -141,12 +141,19 @@ pub fn seed_preexisting(
     witness.inventory(kinds)
 }
 
+/// A plan a stage showed on the way: stock's on a twin, or the engine's on
+/// the estate twin.
+pub enum StagePlan {
+    Stock(Side, Plan),
+    Engine(EnginePlan),
+}
+
 /// What a stage returns: its assertions, a one-line summary for the page,
-/// and the plans stock terraform showed on the way.
+/// and the plans it showed on the way.
 pub struct StageOutput {
     pub assertions: Vec<Assertion>,
     pub summary: String,
-    pub plans: Vec<(Side, Plan)>,
+    pub plans: Vec<StagePlan>,
 }
 
 /// What cold deploy leaves for the stages after it.
@@ -393,7 +400,7 @@ pub fn cold_deploy(lane: &Lane) -> Result<(StageOutput, ColdOutcome), StepError>
         StageOutput {
             assertions: out,
             summary,
-            plans: vec![(Side::Oracle, oracle_plan)],
+            plans: vec![StagePlan::Stock(Side::Oracle, oracle_plan)],
         },
         ColdOutcome {
             estate_state,
@@ -632,6 +639,6 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
         } else {
             "stock terraform tears the estate down on the oracle twin".into()
         },
-        plans: vec![(Side::Oracle, plan)],
+        plans: vec![StagePlan::Stock(Side::Oracle, plan)],
     })
 }

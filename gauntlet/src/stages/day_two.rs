@@ -24,7 +24,7 @@ use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
 use crate::witness::{differences, normalised, Inventory, Kind, MarkerHit, Witness};
 
-use super::{missing_undeclared, ColdOutcome, Lane, StageOutput, StepError, TwinView};
+use super::{missing_undeclared, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
 const ESTATE_KEY: &str = "tofu-estate";
 const ADDRESS_KEY: &str = "tofu-address";
@@ -411,7 +411,7 @@ pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     Ok(StageOutput {
         assertions: out,
         summary: "the engine planned from the live system alone".into(),
-        plans: Vec::new(),
+        plans: vec![StagePlan::Engine(plan)],
     })
 }
 
@@ -619,7 +619,7 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
     Ok(StageOutput {
         assertions: out,
         summary: format!("{name}'s value changed with the AWS CLI on both twins"),
-        plans: vec![(Side::Oracle, sp)],
+        plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
     })
 }
 
@@ -788,7 +788,7 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
             "resource \"{}\" \"{}\" deleted from both roots",
             block.type_name, block.name
         ),
-        plans: vec![(Side::Oracle, sp)],
+        plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
     })
 }
 
@@ -837,8 +837,8 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     // Down by one.
     clock.say(&format!("Change count: {block} from {n} to {}", n - 1));
     set(n - 1)?;
-    let (ep, sp_down) = both_plans(lane, "count-down.tfplan")?;
-    let mut down = same_as_stock(&ep, &sp_down, &[(top_addr.clone(), Action::Delete)]);
+    let (ep_down, sp_down) = both_plans(lane, "count-down.tfplan")?;
+    let mut down = same_as_stock(&ep_down, &sp_down, &[(top_addr.clone(), Action::Delete)]);
     let applied = both_apply(lane, "count-down.tfplan")?;
     if breaks.on(Toggle::CountDown) {
         e.witness.put_parameter(&top_id, &top_value)?;
@@ -881,8 +881,8 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     // Back up.
     clock.say(&format!("Change count: {block} from {} back to {n}", n - 1));
     set(n)?;
-    let (ep, sp_up) = both_plans(lane, "count-up.tfplan")?;
-    let mut up = same_as_stock(&ep, &sp_up, &[(top_addr.clone(), Action::Create)]);
+    let (ep_up, sp_up) = both_plans(lane, "count-up.tfplan")?;
+    let mut up = same_as_stock(&ep_up, &sp_up, &[(top_addr.clone(), Action::Create)]);
     let applied = both_apply(lane, "count-up.tfplan")?;
     let saved = if breaks.on(Toggle::CountUp) {
         Some(take_parameter(&e.witness, &top_id)?)
@@ -923,7 +923,12 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
             verdict(Toggle::CountUp, up),
         ],
         summary: format!("{block}'s count changed on both twins"),
-        plans: vec![(Side::Oracle, sp_down), (Side::Oracle, sp_up)],
+        plans: vec![
+            StagePlan::Engine(ep_down),
+            StagePlan::Stock(Side::Oracle, sp_down),
+            StagePlan::Engine(ep_up),
+            StagePlan::Stock(Side::Oracle, sp_up),
+        ],
     })
 }
 
@@ -1170,6 +1175,6 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
             verdict(Toggle::GreenfieldReplan, replan),
         ],
         summary: "the engine applied the estate's root on the emptied estate twin".into(),
-        plans: Vec::new(),
+        plans: vec![StagePlan::Engine(without)],
     })
 }
