@@ -107,6 +107,9 @@ struct PlanArgs {
     /// never prompts for variables).
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
     input: Option<String>,
+    /// Limit the number of concurrent changes.
+    #[arg(long, default_value_t = engine::apply::DEFAULT_PARALLELISM)]
+    parallelism: usize,
     /// Plan without the record store (it is still written on apply).
     #[arg(long = "no-records")]
     no_records: bool,
@@ -267,7 +270,7 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
                 }
                 println!();
                 let mut progress = |line: String| println!("{line}");
-                match engine::apply::apply(&req, &planned, &mut ws.sessions, &ws.store, &mut progress).await {
+                match engine::apply::apply(&req, &planned, &mut ws.sessions, &ws.store, &mut progress, args.parallelism).await {
                     Ok(done) => {
                         println!("\n{}", apply_complete(&done, args.destroy, !args.no_color));
                         ExitCode::SUCCESS

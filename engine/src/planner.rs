@@ -59,6 +59,8 @@ pub struct Planned {
     pub plan: Plan,
     pub steps: BTreeMap<ResourceInstanceAddr, Step>,
     pub order: Vec<Node>,
+    /// The module's dependency graph, which apply walks.
+    pub graph: Graph,
     /// Steps of objects no block declares, in the order to destroy them.
     pub orphans: Vec<ResourceInstanceAddr>,
     /// Warnings met on the way.
@@ -119,6 +121,7 @@ pub async fn plan(
         },
         steps: p.steps,
         order,
+        graph,
         orphans,
         warnings: p.diags,
     })
