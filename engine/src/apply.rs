@@ -24,6 +24,8 @@ use crate::value::{Type, Value};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
@@ -62,12 +64,16 @@ pub async fn apply(
     progress: &mut dyn Progress,
     parallelism: usize,
 ) -> Result<Applied, (Applied, Diagnostics)> {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let listener = listen_for_interrupts(interrupted.clone());
     let shared = Shared {
         req,
         store,
         progress: RefCell::new(progress),
         done: RefCell::new(Applied::default()),
         permits: Semaphore::new(parallelism.max(1)),
+        interrupted,
+        kill_after: std::env::var(SIGTERM_AFTER).ok(),
     };
     let mut walk = Walk {
         planned,
@@ -77,6 +83,19 @@ pub async fn apply(
         failure: Diagnostics::default(),
     };
     let result = walk.run(&shared, sessions).await;
+    if let Some(l) = listener {
+        l.abort();
+    }
+    if shared.interrupted.load(Ordering::SeqCst) {
+        let d = shared.done.borrow();
+        walk.failure.push(Diagnostic::error(
+            "Operation interrupted",
+            format!(
+                "The apply stopped after the changes in flight committed: {} added, {} changed, {} destroyed, each recorded. The next plan proposes exactly the rest.",
+                d.added, d.changed, d.destroyed
+            ),
+        ));
+    }
     let mut done = shared.done.take();
     done.outputs = walk.values.outputs.clone();
     match result {
@@ -96,12 +115,49 @@ struct Shared<'a, 'r> {
     progress: RefCell<&'a mut dyn Progress>,
     done: RefCell<Applied>,
     permits: Semaphore,
+    /// Set by SIGINT or SIGTERM: start nothing new.
+    interrupted: Arc<AtomicBool>,
+    /// The test hook's address (see [`SIGTERM_AFTER`]).
+    kill_after: Option<String>,
 }
 
 impl Shared<'_, '_> {
     fn say(&self, line: String) {
         self.progress.borrow_mut().line(line);
     }
+
+    /// Whether new changes may start.
+    fn stopping(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// Called the instant a change commits: the test hook sends SIGTERM
+    /// to this process when it names the address.
+    fn committed(&self, addr: &ResourceInstanceAddr) {
+        if self.kill_after.as_deref() == Some(addr.to_string().as_str()) {
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM);
+        }
+    }
+}
+
+/// An environment variable naming a resource instance address: the engine
+/// sends itself SIGTERM the instant that instance's change commits, so
+/// tests can stop an apply at an exact point.
+pub const SIGTERM_AFTER: &str = "CHOUDOUFU_TEST_SIGTERM_AFTER";
+
+/// Sets `flag` on SIGINT or SIGTERM, saying so as terraform does.
+fn listen_for_interrupts(flag: Arc<AtomicBool>) -> Option<tokio::task::JoinHandle<()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt()).ok()?;
+    let mut term = signal(SignalKind::terminate()).ok()?;
+    Some(tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        flag.store(true, Ordering::SeqCst);
+        eprintln!("\nInterrupt received.\nPlease wait for the changes in flight to finish, or data loss may occur.\nGracefully shutting down...");
+    }))
 }
 
 /// The walk's own state between changes.
@@ -128,7 +184,7 @@ impl<'a> Walk<'a> {
             // Start everything ready; nodes with no provider work finish at
             // once and may make more nodes ready.
             let mut started_any = true;
-            while started_any && !self.failure.has_errors() {
+            while started_any && !self.failure.has_errors() && !shared.stopping() {
                 started_any = false;
                 let ready: Vec<Node> = self
                     .planned
@@ -190,12 +246,15 @@ impl<'a> Walk<'a> {
             }
             self.finished.insert(node);
         }
-        if self.failure.has_errors() {
+        if self.failure.has_errors() || shared.stopping() {
             return Ok(());
         }
         // Objects no block declares, last (those owned through a parent
         // first, as the sweep ordered them).
         for addr in &self.planned.orphans {
+            if shared.stopping() {
+                break;
+            }
             if let Some(step) = self.planned.steps.get(addr) {
                 let provider = sessions.get(&step.provider).await?.clone();
                 destroy_object(shared, &provider, step, true).await?;
@@ -481,6 +540,7 @@ async fn create_or_update(
         shared.done.borrow_mut().changed += 1;
     }
     record(shared.store, step, row, config, &state)?;
+    shared.committed(addr);
     Ok(state.value)
 }
 
@@ -570,6 +630,9 @@ async fn destroy_object(
         seconds(started.elapsed())
     ));
     shared.done.borrow_mut().destroyed += 1;
+    if !forget {
+        shared.committed(addr);
+    }
     if forget {
         shared.store.remove(&addr.to_string()).map_err(|e| {
             Diagnostics::from(Diagnostic::error(
@@ -577,6 +640,7 @@ async fn destroy_object(
                 format!("{addr} is destroyed, but its record could not be removed: {e}."),
             ))
         })?;
+        shared.committed(addr);
     }
     Ok(())
 }

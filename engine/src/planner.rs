@@ -775,8 +775,9 @@ pub async fn bind(
         Locate::Template(t) => expand_template(provider, t, config).await?,
     };
     let Some(id) = id else { return Ok(None) };
-    Ok(import_read(provider, type_name, &id)
-        .await?
+    let found = import_read(provider, type_name, &id).await?;
+    Ok(found
+        .filter(|s| !row.absent_if.is_some_and(|absent| absent(&s.value)))
         .map(|s| (id, s)))
 }
 
