@@ -135,6 +135,9 @@ impl Shared<'_, '_> {
     /// to this process when it names the address.
     fn committed(&self, addr: &ResourceInstanceAddr) {
         if self.kill_after.as_deref() == Some(addr.to_string().as_str()) {
+            // The signal is handled at the walk's next turn; the flag makes
+            // it take effect at this very commit, as a kill arriving now would.
+            self.interrupted.store(true, Ordering::SeqCst);
             let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM);
         }
     }
@@ -257,6 +260,11 @@ impl<'a> Walk<'a> {
             }
             if let Some(step) = self.planned.steps.get(addr) {
                 let provider = sessions.get(&step.provider).await?.clone();
+                let _permit = shared
+                    .permits
+                    .acquire()
+                    .await
+                    .expect("the semaphore is never closed");
                 destroy_object(shared, &provider, step, true).await?;
             }
         }
@@ -418,6 +426,15 @@ async fn change(
             .unwrap_or_else(|| Value::unknown(Type::Dynamic))
     };
     let row = identity::row(&step.type_name).expect("planned types have rows");
+    let _permit = shared
+        .permits
+        .acquire()
+        .await
+        .expect("the semaphore is never closed");
+    // Interrupted while waiting for a turn: this change never starts.
+    if shared.stopping() && !matches!(step.action, Action::NoOp | Action::Read) {
+        return Ok(prior_value());
+    }
     match (step.action, config) {
         (Action::Delete, _) => {
             destroy_object(shared, &provider, step, true).await?;
@@ -471,11 +488,6 @@ async fn create_or_update(
     };
     let prior = prior.unwrap_or(&null);
     let creating = prior.value.is_null();
-    let _permit = shared
-        .permits
-        .acquire()
-        .await
-        .expect("the semaphore is never closed");
     let proposed = proposed_new(&step.schema.block, &prior.value, config);
     let mut planned = provider
         .plan_resource_change(&step.type_name, prior, &proposed, config)
@@ -608,11 +620,6 @@ async fn destroy_object(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let _permit = shared
-        .permits
-        .acquire()
-        .await
-        .expect("the semaphore is never closed");
     shared.say(format!("{addr}: Destroying... [id={id}]"));
     let started = Instant::now();
     let result = with_ticker(

@@ -289,3 +289,141 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
     );
     assert!(!out.contains("will be destroyed"), "{out}");
 }
+
+#[test]
+fn a_saved_plan_applies_only_to_the_live_system_it_read() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    root(e.dir.path(), &moto, "");
+    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+    let planned = e.run(&["plan", "-var", "shards=1", "-out", "approved.plan"]);
+    assert!(planned.status.success(), "{}", text(&planned));
+    let shown = e.run(&["show", "-json", "approved.plan"]);
+    let doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let deletes: Vec<&serde_json::Value> = doc["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["change"]["actions"] == serde_json::json!(["delete"]))
+        .collect();
+    assert_eq!(deletes.len(), 1, "{doc}");
+    assert_eq!(deletes[0]["address"], "aws_ssm_parameter.shard[1]");
+
+    // The world moves on between review and apply: nothing is applied.
+    moto.aws(&[
+        "ssm",
+        "put-parameter",
+        "--name",
+        "/it/shard/0",
+        "--type",
+        "String",
+        "--value",
+        "drifted",
+        "--overwrite",
+    ]);
+    let stale = e.run(&["apply", "-var", "shards=1", "approved.plan"]);
+    assert_eq!(stale.status.code(), Some(3), "{}", text(&stale));
+    assert!(
+        text(&stale).contains("The approved plan no longer matches the live system"),
+        "{}",
+        text(&stale)
+    );
+    assert!(
+        text(&stale).contains("aws_ssm_parameter.shard[0]"),
+        "{}",
+        text(&stale)
+    );
+    assert!(
+        parameter_tags(&moto, "/it/shard/1").is_some(),
+        "nothing may be applied"
+    );
+
+    // Corrupt, truncated and foreign plan files are refused.
+    let bytes = std::fs::read(e.dir.path().join("approved.plan")).unwrap();
+    std::fs::write(e.dir.path().join("cut.plan"), &bytes[..bytes.len() / 2]).unwrap();
+    let cut = e.run(&["apply", "cut.plan"]);
+    assert_eq!(cut.status.code(), Some(1));
+    assert!(
+        text(&cut).contains("corrupt or truncated"),
+        "{}",
+        text(&cut)
+    );
+    let foreign = String::from_utf8(bytes)
+        .unwrap()
+        .replace(ESTATE, "someone-else");
+    std::fs::write(e.dir.path().join("foreign.plan"), foreign).unwrap();
+    let refused = e.run(&["apply", "-var", "shards=1", "foreign.plan"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused).contains("was made for estate \"someone-else\""),
+        "{}",
+        text(&refused)
+    );
+
+    // A plan of the world as it is applies.
+    assert!(e
+        .run(&["plan", "-var", "shards=1", "-out", "fresh.plan"])
+        .status
+        .success());
+    let applied = e.run(&["apply", "-var", "shards=1", "fresh.plan"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert!(
+        text(&applied).contains("0 added, 1 changed, 1 destroyed"),
+        "{}",
+        text(&applied)
+    );
+    assert!(parameter_tags(&moto, "/it/shard/1").is_none());
+}
+
+#[test]
+fn an_apply_killed_at_a_commit_loses_nothing() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    root(e.dir.path(), &moto, "");
+    let killed = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+        .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
+        .current_dir(e.dir.path())
+        .env("TF_CLI_CONFIG_FILE", &e.tfrc)
+        .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
+        .env("HOME", e.home.path())
+        .env("CHOUDOUFU_TEST_SIGTERM_AFTER", "aws_s3_bucket.data")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), Some(1), "{}", text(&killed));
+    assert!(
+        text(&killed).contains("Operation interrupted"),
+        "{}",
+        text(&killed)
+    );
+    let bucket = moto.aws(&["s3api", "get-bucket-tagging", "--bucket", "it-data"]);
+    assert_eq!(
+        tag(&bucket["TagSet"], "tofu-estate"),
+        Some(ESTATE),
+        "the committed create carries its marker"
+    );
+    // The next plan is exactly the remainder: the policy that needs the
+    // bucket was never started, and the bucket is not proposed again.
+    let next = e.run(&["plan"]);
+    let out = text(&next);
+    assert!(
+        out.contains("# aws_s3_bucket_policy.data will be created"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("# aws_s3_bucket.data will be created"),
+        "{out}"
+    );
+    let added: usize = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("# ") && l.ends_with("will be created"))
+        .count();
+    let remaining = ["/it/shard/0", "/it/shard/1"]
+        .iter()
+        .filter(|p| parameter_tags(&moto, p).is_none())
+        .count();
+    assert_eq!(added, 1 + remaining, "{out}");
+    let applied = e.run(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let replan = e.run(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+}
