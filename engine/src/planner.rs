@@ -24,8 +24,13 @@ use crate::provider::{PlannedChange, Provider, ProviderError, ResourceState};
 use crate::record::{self, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Type, Value};
+use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+/// How many live reads a plan makes at once (terraform refreshes ten
+/// instances at a time by default).
+const READS_IN_FLIGHT: usize = 10;
 
 /// What to plan.
 pub struct Request<'a> {
@@ -237,7 +242,9 @@ impl Planner<'_, '_> {
             res.for_each.as_ref(),
             false,
         )?;
-        let mut afters = Vec::new();
+        // Each instance's configuration and record, then every live read at
+        // once (as terraform refreshes), then the plans in address order.
+        let mut inputs = Vec::new();
         for (inst_key, instance) in exp.instances() {
             let addr = instance_addr(key, inst_key.clone());
             let scope = self.values.scope_for(&res.config.references(), &instance);
@@ -251,10 +258,25 @@ impl Planner<'_, '_> {
             } else {
                 None
             };
-            let provider = sessions.get(&pref).await?;
-            let found = bind(provider, row, &key.type_name, &config, record.as_ref())
-                .await
-                .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+            inputs.push((inst_key, addr, config, record));
+        }
+        let shared = sessions.get(&pref).await?.clone();
+        let founds: Vec<_> =
+            futures_util::stream::iter(
+                inputs.iter().map(|(_, _, config, record)| {
+                    let mut provider = shared.clone();
+                    async move {
+                        bind(&mut provider, row, &key.type_name, config, record.as_ref()).await
+                    }
+                }),
+            )
+            .buffered(READS_IN_FLIGHT)
+            .collect()
+            .await;
+        let provider = sessions.get(&pref).await?;
+        let mut afters = Vec::new();
+        for ((inst_key, addr, config, record), found) in inputs.into_iter().zip(founds) {
+            let found = found.map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
             let prior = match found {
                 Some((id, mut state)) => {
                     self.check_owner(res, &addr, row, &id, &state.value, &config)?;
