@@ -252,6 +252,11 @@ impl<'a> Walk<'a> {
         if self.failure.has_errors() || shared.stopping() {
             return Ok(());
         }
+        for addr in &self.planned.stale_records {
+            shared.store.remove(addr).map_err(|e| {
+                Diagnostics::from(Diagnostic::error("Failed to remove record", e.to_string()))
+            })?;
+        }
         // Objects no block declares, last (those owned through a parent
         // first, as the sweep ordered them).
         for addr in &self.planned.orphans {
@@ -465,7 +470,33 @@ async fn change(
         (Action::Create, Some(config)) => {
             create_or_update(shared, &provider, step, row, &config, None).await
         }
-        _ => Ok(prior_value()),
+        _ => {
+            // A bound object with no record (the store was lost, or the
+            // block was renamed) gets one again.
+            if let (Some(prior), Ok(None)) = (&step.prior, shared.store.get(&step.addr)) {
+                let mut r = Record {
+                    address: step.addr.to_string(),
+                    type_name: step.type_name.clone(),
+                    id: step.id.clone(),
+                    ..Record::default()
+                };
+                for name in row.config_only {
+                    if let Some(j) = prior
+                        .value
+                        .get(name)
+                        .filter(|v| !v.is_null())
+                        .and_then(record::to_json)
+                    {
+                        r.config_only.insert(name.to_string(), j);
+                    }
+                }
+                r.set_private(&prior.private);
+                shared.store.put(&r).map_err(|e| {
+                    Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
+                })?;
+            }
+            Ok(prior_value())
+        }
     }
 }
 

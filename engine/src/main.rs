@@ -362,12 +362,9 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
             }
             Mode::Apply { auto_approve, saved } => {
                 let auto_approve = auto_approve || saved.is_some();
-                if !planned.plan.has_changes() {
-                    println!("\n{}", apply_complete(&Default::default(), args.destroy, !args.no_color));
-                    ws.sessions.close().await;
-                    return ExitCode::SUCCESS;
-                }
-                if !auto_approve && !approved(args.destroy) {
+                // With no changes there is nothing to approve; the walk still
+                // writes any record that is missing.
+                if planned.plan.has_changes() && !auto_approve && !approved(args.destroy) {
                     println!("\nApply cancelled.");
                     ws.sessions.close().await;
                     return ExitCode::FAILURE;

@@ -70,6 +70,8 @@ pub struct Planned {
     pub orphans: Vec<ResourceInstanceAddr>,
     /// Warnings met on the way.
     pub warnings: Diagnostics,
+    /// Records left at an old address by a rename, removed by apply.
+    pub stale_records: Vec<String>,
 }
 
 /// Plans `req` against the live system.
@@ -106,6 +108,7 @@ pub async fn plan(
         steps: BTreeMap::new(),
         changes: Vec::new(),
         diags: Diagnostics::default(),
+        stale_records: Vec::new(),
     };
     for node in &order {
         p.node(node, sessions).await?;
@@ -129,6 +132,7 @@ pub async fn plan(
         graph,
         orphans,
         warnings: p.diags,
+        stale_records: p.stale_records,
     })
 }
 
@@ -144,6 +148,8 @@ struct Planner<'a, 'r> {
     steps: BTreeMap<ResourceInstanceAddr, Step>,
     changes: Vec<ResourceChange>,
     diags: Diagnostics,
+    /// Records left at an old address by a rename.
+    stale_records: Vec<String>,
 }
 
 impl Planner<'_, '_> {
@@ -289,6 +295,18 @@ impl Planner<'_, '_> {
                 }
                 None => None,
             };
+            let previous_addr = prior
+                .as_ref()
+                .and_then(|(_, s)| match marker::owner(&s.value) {
+                    Owner::Estate {
+                        address: Some(a), ..
+                    } => a.parse::<ResourceInstanceAddr>().ok(),
+                    _ => None,
+                })
+                .filter(|old| *old != addr && moved_from(self.req.module, old, &addr));
+            if let Some(old) = &previous_addr {
+                self.stale_records.push(old.to_string());
+            }
             let live = prior.as_ref().map(|p| &p.1.value);
             let config = keep_live_json(ignore_changes(res, config, live), live);
             let marked = match row.marks {
@@ -381,7 +399,7 @@ impl Planner<'_, '_> {
             };
             self.changes.push(ResourceChange {
                 addr: addr.clone(),
-                previous_addr: None,
+                previous_addr,
                 provider: source.clone(),
                 action,
                 reason,
@@ -586,6 +604,11 @@ impl Planner<'_, '_> {
                     continue;
                 }
                 let Some(id) = r.id.clone() else { continue };
+                if self.bound.contains(&id) {
+                    // Renamed: another address binds the object now.
+                    self.stale_records.push(r.address.clone());
+                    continue;
+                }
                 let provider = sessions.get(&aws).await?;
                 let Some(state) = import_read(provider, row.type_name, &id)
                     .await
@@ -695,6 +718,38 @@ pub async fn configure_providers(
         }
     }
     Ok(())
+}
+
+/// Whether a `moved` block renames `old` to `new` (whole resources or
+/// single instances).
+fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
+    let text = |e: &crate::config::Expr| {
+        let span = crate::config::span_of(&e.expr);
+        e.file
+            .text()
+            .get(span)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let strip = |a: &ResourceInstanceAddr| ResourceInstanceAddr {
+        key: None,
+        ..a.clone()
+    };
+    module.moved.iter().any(|m| {
+        let (Ok(from), Ok(to)) = (
+            text(&m.from).parse::<ResourceInstanceAddr>(),
+            text(&m.to).parse::<ResourceInstanceAddr>(),
+        ) else {
+            return false;
+        };
+        (from == *old && to == *new)
+            || (from.key.is_none()
+                && to.key.is_none()
+                && from == strip(old)
+                && to == strip(new)
+                && old.key == new.key)
+    })
 }
 
 /// The address of an instance of a root-module block.
