@@ -21,8 +21,13 @@ use crate::provider::{Provider, ProviderError, ResourceState};
 use crate::record::{self, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Type, Value};
-use std::collections::BTreeMap;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 /// What an apply did.
 #[derive(Debug, Clone, Default)]
@@ -44,93 +49,343 @@ impl<F: FnMut(String)> Progress for F {
     }
 }
 
-/// Carries out `planned`. On failure, what committed before it is in
-/// `Applied` (and recorded), and the error says what failed.
+/// How many provider calls that change objects may run at once, as
+/// terraform's `-parallelism` (default 10).
+pub const DEFAULT_PARALLELISM: usize = 10;
+
+/// Carries out `planned`, walking the dependency graph with up to
+/// `parallelism` changes in flight. On failure, nothing new starts, what is
+/// in flight finishes and is recorded, and `Applied` says what committed.
 pub async fn apply(
     req: &Request<'_>,
     planned: &Planned,
     sessions: &mut Sessions,
     store: &RecordStore,
     progress: &mut dyn Progress,
+    parallelism: usize,
 ) -> Result<Applied, (Applied, Diagnostics)> {
-    let mut a = Applier {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let listener = listen_for_interrupts(interrupted.clone());
+    let shared = Shared {
         req,
-        planned,
         store,
-        values: ModuleValues::new(req.vars.clone(), &req.module.dir, &req.module.dir),
-        done: Applied::default(),
-        progress,
+        progress: RefCell::new(progress),
+        done: RefCell::new(Applied::default()),
+        permits: Semaphore::new(parallelism.max(1)),
+        interrupted,
+        kill_after: std::env::var(SIGTERM_AFTER).ok(),
     };
-    let result = a.run(sessions).await;
-    let done = std::mem::take(&mut a.done);
+    let mut walk = Walk {
+        planned,
+        values: ModuleValues::new(req.vars.clone(), &req.module.dir, &req.module.dir),
+        finished: BTreeSet::new(),
+        started: BTreeSet::new(),
+        failure: Diagnostics::default(),
+    };
+    let result = walk.run(&shared, sessions).await;
+    if let Some(l) = listener {
+        l.abort();
+    }
+    if shared.interrupted.load(Ordering::SeqCst) {
+        let d = shared.done.borrow();
+        walk.failure.push(Diagnostic::error(
+            "Operation interrupted",
+            format!(
+                "The apply stopped after the changes in flight committed: {} added, {} changed, {} destroyed, each recorded. The next plan proposes exactly the rest.",
+                d.added, d.changed, d.destroyed
+            ),
+        ));
+    }
+    let mut done = shared.done.take();
+    done.outputs = walk.values.outputs.clone();
     match result {
-        Ok(()) => Ok(done),
-        Err(d) => Err((done, d)),
+        Ok(()) if !walk.failure.has_errors() => Ok(done),
+        Ok(()) => Err((done, walk.failure)),
+        Err(d) => {
+            walk.failure.extend(d);
+            Err((done, walk.failure))
+        }
     }
 }
 
-struct Applier<'a, 'r> {
+/// What every change in flight shares.
+struct Shared<'a, 'r> {
     req: &'a Request<'r>,
-    planned: &'a Planned,
     store: &'a RecordStore,
-    values: ModuleValues,
-    done: Applied,
-    progress: &'a mut dyn Progress,
+    progress: RefCell<&'a mut dyn Progress>,
+    done: RefCell<Applied>,
+    permits: Semaphore,
+    /// Set by SIGINT or SIGTERM: start nothing new.
+    interrupted: Arc<AtomicBool>,
+    /// The test hook's address (see [`SIGTERM_AFTER`]).
+    kill_after: Option<String>,
 }
 
-impl Applier<'_, '_> {
-    async fn run(&mut self, sessions: &mut Sessions) -> Result<(), Diagnostics> {
-        let module = self.req.module;
-        if self.req.destroy {
-            for node in self.planned.order.iter().rev() {
-                if let Node::Resource(key) = node {
-                    let steps: Vec<&Step> = self
-                        .planned
-                        .steps
-                        .values()
-                        .filter(|s| s.key.as_ref() == Some(key))
-                        .collect();
-                    for step in steps {
-                        self.destroy(sessions, step).await?;
-                    }
-                }
-            }
-        } else {
-            for node in &self.planned.order {
-                match node {
-                    Node::Variable(_) | Node::ModuleCall(_) | Node::Provider(_) => {}
-                    Node::Local(name) => {
-                        let v = self
-                            .values
-                            .eval(&module.locals[name].expr, &Instance::default())?;
-                        self.values.locals.insert(name.clone(), v);
-                    }
-                    Node::Output(name) => {
-                        let v = self
-                            .values
-                            .eval(&module.outputs[name].value, &Instance::default())?;
-                        self.values.outputs.insert(name.clone(), v);
-                    }
-                    Node::Resource(key) => {
-                        let res = &module.resources[key];
-                        match key.mode {
-                            Mode::Managed => self.managed(sessions, res).await?,
-                            Mode::Data => self.data(sessions, res).await?,
+impl Shared<'_, '_> {
+    fn say(&self, line: String) {
+        self.progress.borrow_mut().line(line);
+    }
+
+    /// Whether new changes may start.
+    fn stopping(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// Called the instant a change commits: the test hook sends SIGTERM
+    /// to this process when it names the address.
+    fn committed(&self, addr: &ResourceInstanceAddr) {
+        if self.kill_after.as_deref() == Some(addr.to_string().as_str()) {
+            // The signal is handled at the walk's next turn; the flag makes
+            // it take effect at this very commit, as a kill arriving now would.
+            self.interrupted.store(true, Ordering::SeqCst);
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTERM);
+        }
+    }
+}
+
+/// An environment variable naming a resource instance address: the engine
+/// sends itself SIGTERM the instant that instance's change commits, so
+/// tests can stop an apply at an exact point.
+pub const SIGTERM_AFTER: &str = "CHOUDOUFU_TEST_SIGTERM_AFTER";
+
+/// Sets `flag` on SIGINT or SIGTERM, saying so as terraform does.
+fn listen_for_interrupts(flag: Arc<AtomicBool>) -> Option<tokio::task::JoinHandle<()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt()).ok()?;
+    let mut term = signal(SignalKind::terminate()).ok()?;
+    Some(tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        flag.store(true, Ordering::SeqCst);
+        eprintln!("\nInterrupt received.\nPlease wait for the changes in flight to finish, or data loss may occur.\nGracefully shutting down...");
+    }))
+}
+
+/// The walk's own state between changes.
+struct Walk<'a> {
+    planned: &'a Planned,
+    values: ModuleValues,
+    finished: BTreeSet<Node>,
+    started: BTreeSet<Node>,
+    failure: Diagnostics,
+}
+
+/// One node's instances, ready to run: each step with its configuration.
+type Jobs<'a> = Vec<(&'a Step, Option<Value>, GrpcProvider)>;
+
+impl<'a> Walk<'a> {
+    async fn run(
+        &mut self,
+        shared: &Shared<'_, '_>,
+        sessions: &mut Sessions,
+    ) -> Result<(), Diagnostics> {
+        let destroy = shared.req.destroy;
+        let mut running = FuturesUnordered::new();
+        loop {
+            // Start everything ready; nodes with no provider work finish at
+            // once and may make more nodes ready.
+            let mut started_any = true;
+            while started_any && !self.failure.has_errors() && !shared.stopping() {
+                started_any = false;
+                let ready: Vec<Node> = self
+                    .planned
+                    .order
+                    .iter()
+                    .filter(|n| !self.started.contains(*n) && self.ready(n, destroy))
+                    .cloned()
+                    .collect();
+                for node in ready {
+                    started_any = true;
+                    self.started.insert(node.clone());
+                    match self.start(shared, sessions, &node).await {
+                        Ok(Some(jobs)) => {
+                            let key = node.clone();
+                            running.push(async move {
+                                let results = futures_util::future::join_all(jobs.into_iter().map(
+                                    |(step, config, provider)| {
+                                        change(shared, provider, step, config)
+                                    },
+                                ))
+                                .await;
+                                (key, results)
+                            });
                         }
+                        Ok(None) => {
+                            self.finished.insert(node);
+                        }
+                        Err(d) => self.failure.extend(d),
                     }
                 }
             }
+            let Some((node, results)) = running.next().await else {
+                break;
+            };
+            let mut values = Vec::new();
+            for r in results {
+                match r {
+                    Ok(v) => values.push(v),
+                    Err(d) => {
+                        self.failure.extend(d);
+                        values.push(Value::unknown(Type::Dynamic));
+                    }
+                }
+            }
+            if let Node::Resource(key) = &node {
+                let res = &shared.req.module.resources[key];
+                let exp = expansion(
+                    &self.values,
+                    res.count.as_ref(),
+                    res.for_each.as_ref(),
+                    false,
+                )
+                .unwrap_or(Expansion::Unknown);
+                let whole = match exp {
+                    Expansion::Unknown => Value::unknown(Type::Dynamic),
+                    _ => exp.assemble(values),
+                };
+                self.values.resources.insert(key.clone(), whole);
+            }
+            self.finished.insert(node);
         }
+        if self.failure.has_errors() || shared.stopping() {
+            return Ok(());
+        }
+        for addr in &self.planned.stale_records {
+            shared.store.remove(addr).map_err(|e| {
+                Diagnostics::from(Diagnostic::error("Failed to remove record", e.to_string()))
+            })?;
+        }
+        // Objects no block declares, last (those owned through a parent
+        // first, as the sweep ordered them).
         for addr in &self.planned.orphans {
+            if shared.stopping() {
+                break;
+            }
             if let Some(step) = self.planned.steps.get(addr) {
-                self.destroy(sessions, step).await?;
+                let provider = sessions.get(&step.provider).await?.clone();
+                let _permit = shared
+                    .permits
+                    .acquire()
+                    .await
+                    .expect("the semaphore is never closed");
+                destroy_object(shared, &provider, step, true).await?;
             }
         }
-        self.done.outputs = self.values.outputs.clone();
         Ok(())
     }
 
-    async fn data(&mut self, sessions: &mut Sessions, res: &Resource) -> Result<(), Diagnostics> {
+    /// Whether a node may start: everything it depends on is finished (in
+    /// a destroy, everything that depends on it).
+    fn ready(&self, node: &Node, destroy: bool) -> bool {
+        let graph = &self.planned.graph;
+        if destroy {
+            graph
+                .nodes()
+                .filter(|n| graph.deps(n).any(|d| d == node))
+                .all(|n| self.finished.contains(n))
+        } else {
+            graph.deps(node).all(|d| self.finished.contains(d))
+        }
+    }
+
+    /// Starts a node: evaluates what needs no provider at once (`None`),
+    /// or returns the changes its instances need.
+    async fn start(
+        &mut self,
+        shared: &Shared<'_, '_>,
+        sessions: &mut Sessions,
+        node: &Node,
+    ) -> Result<Option<Jobs<'a>>, Diagnostics> {
+        let module = shared.req.module;
+        let destroy = shared.req.destroy;
+        match node {
+            Node::Local(name) if !destroy => {
+                let v = self
+                    .values
+                    .eval(&module.locals[name].expr, &Instance::default())?;
+                self.values.locals.insert(name.clone(), v);
+                Ok(None)
+            }
+            Node::Output(name) if !destroy => {
+                let v = self
+                    .values
+                    .eval(&module.outputs[name].value, &Instance::default())?;
+                self.values.outputs.insert(name.clone(), v);
+                Ok(None)
+            }
+            Node::Resource(key) if destroy => {
+                let mut jobs = Vec::new();
+                for step in self
+                    .planned
+                    .steps
+                    .values()
+                    .filter(|s| s.key.as_ref() == Some(key))
+                {
+                    let provider = sessions.get(&step.provider).await?.clone();
+                    jobs.push((step, None, provider));
+                }
+                Ok(Some(jobs))
+            }
+            Node::Resource(key) if key.mode == Mode::Data => {
+                self.read_data(sessions, &module.resources[key]).await?;
+                Ok(None)
+            }
+            Node::Resource(key) => {
+                let res = &module.resources[key];
+                let exp = expansion(
+                    &self.values,
+                    res.count.as_ref(),
+                    res.for_each.as_ref(),
+                    false,
+                )?;
+                let mut jobs = Vec::new();
+                for (inst_key, instance) in exp.instances() {
+                    let addr = instance_addr(key, inst_key);
+                    let Some(step) = self.planned.steps.get(&addr) else {
+                        return Err(Diagnostic::error(
+                            "Plan no longer matches the configuration",
+                            format!("{addr} was not in the plan; plan again."),
+                        )
+                        .into());
+                    };
+                    let config = match step.action {
+                        Action::Create | Action::Update | Action::Replace { .. } => {
+                            let row =
+                                identity::row(&step.type_name).expect("planned types have rows");
+                            let scope = self.values.scope_for(&res.config.references(), &instance);
+                            let config = decode(&res.config, &step.schema.block, &scope)?;
+                            let config = match row.marks {
+                                Marks::Tags => marker::with_markers(
+                                    config,
+                                    &shared.req.settings.estate,
+                                    &addr.to_string(),
+                                ),
+                                Marks::Parent(_) => config,
+                            };
+                            let live = step.prior.as_ref().map(|p| &p.value);
+                            Some(crate::planner::keep_live_json(
+                                keep_ignored(res, config, live),
+                                live,
+                            ))
+                        }
+                        _ => None,
+                    };
+                    let provider = sessions.get(&step.provider).await?.clone();
+                    jobs.push((step, config, provider));
+                }
+                Ok(Some(jobs))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    async fn read_data(
+        &mut self,
+        sessions: &mut Sessions,
+        res: &Resource,
+    ) -> Result<(), Diagnostics> {
         let pref = res.provider_ref();
         let Some(schema) = sessions
             .schema(&pref.name)
@@ -145,14 +400,14 @@ impl Applier<'_, '_> {
             false,
         )?;
         let mut values = Vec::new();
-        for (_, instance) in exp.instances() {
+        for (inst_key, instance) in exp.instances() {
             let scope = self.values.scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
             let provider = sessions.get(&pref).await?;
             let v = provider
                 .read_data_source(&res.key.type_name, &config)
                 .await
-                .map_err(|e| failed(&instance_addr(&res.key, None), e))?;
+                .map_err(|e| failed(&instance_addr(&res.key, inst_key), e))?;
             values.push(v);
         }
         self.values
@@ -160,274 +415,272 @@ impl Applier<'_, '_> {
             .insert(res.key.clone(), exp.assemble(values));
         Ok(())
     }
+}
 
-    async fn managed(
-        &mut self,
-        sessions: &mut Sessions,
-        res: &Resource,
-    ) -> Result<(), Diagnostics> {
-        let key = &res.key;
-        let exp = expansion(
-            &self.values,
-            res.count.as_ref(),
-            res.for_each.as_ref(),
-            false,
-        )?;
-        let mut afters = Vec::new();
-        for (inst_key, instance) in exp.instances() {
-            let addr = instance_addr(key, inst_key);
-            let Some(step) = self.planned.steps.get(&addr) else {
-                afters.push(Value::unknown(Type::Dynamic));
-                continue;
-            };
-            let row = identity::row(&step.type_name).expect("planned types have rows");
-            let after = match step.action {
-                Action::NoOp | Action::Read => step
-                    .prior
-                    .as_ref()
-                    .map(|p| p.value.clone())
-                    .unwrap_or_else(|| Value::unknown(Type::Dynamic)),
-                Action::Delete => {
-                    self.destroy(sessions, step).await?;
-                    Value::null(Type::Dynamic)
-                }
-                Action::Create | Action::Update | Action::Replace { .. } => {
-                    let scope = self.values.scope_for(&res.config.references(), &instance);
-                    let config = decode(&res.config, &step.schema.block, &scope)?;
-                    let config = match row.marks {
-                        Marks::Tags => marker::with_markers(
-                            config,
-                            &self.req.settings.estate,
-                            &addr.to_string(),
-                        ),
-                        Marks::Parent(_) => config,
-                    };
-                    let live = step.prior.as_ref().map(|p| &p.value);
-                    let config =
-                        crate::planner::keep_live_json(keep_ignored(res, config, live), live);
-                    match step.action {
-                        Action::Replace {
-                            create_before_destroy: false,
-                        } => {
-                            self.destroy(sessions, step).await?;
-                            self.create_or_update(sessions, step, row, &config, None)
-                                .await?
-                        }
-                        Action::Replace {
-                            create_before_destroy: true,
-                        } => {
-                            let v = self
-                                .create_or_update(sessions, step, row, &config, None)
-                                .await?;
-                            self.destroy_object(sessions, step, false).await?;
-                            v
-                        }
-                        Action::Update => {
-                            self.create_or_update(sessions, step, row, &config, step.prior.as_ref())
-                                .await?
-                        }
-                        _ => {
-                            self.create_or_update(sessions, step, row, &config, None)
-                                .await?
-                        }
+/// Carries out one instance's step; returns the object it leaves.
+async fn change(
+    shared: &Shared<'_, '_>,
+    provider: GrpcProvider,
+    step: &Step,
+    config: Option<Value>,
+) -> Result<Value, Diagnostics> {
+    let prior_value = || {
+        step.prior
+            .as_ref()
+            .map(|p| p.value.clone())
+            .unwrap_or_else(|| Value::unknown(Type::Dynamic))
+    };
+    let row = identity::row(&step.type_name).expect("planned types have rows");
+    let _permit = shared
+        .permits
+        .acquire()
+        .await
+        .expect("the semaphore is never closed");
+    // Interrupted while waiting for a turn: this change never starts.
+    if shared.stopping() && !matches!(step.action, Action::NoOp | Action::Read) {
+        return Ok(prior_value());
+    }
+    match (step.action, config) {
+        (Action::Delete, _) => {
+            destroy_object(shared, &provider, step, true).await?;
+            Ok(Value::null(Type::Dynamic))
+        }
+        (
+            Action::Replace {
+                create_before_destroy: false,
+            },
+            Some(config),
+        ) => {
+            destroy_object(shared, &provider, step, false).await?;
+            create_or_update(shared, &provider, step, row, &config, None).await
+        }
+        (
+            Action::Replace {
+                create_before_destroy: true,
+            },
+            Some(config),
+        ) => {
+            let v = create_or_update(shared, &provider, step, row, &config, None).await?;
+            destroy_object(shared, &provider, step, false).await?;
+            Ok(v)
+        }
+        (Action::Update, Some(config)) => {
+            create_or_update(shared, &provider, step, row, &config, step.prior.as_ref()).await
+        }
+        (Action::Create, Some(config)) => {
+            create_or_update(shared, &provider, step, row, &config, None).await
+        }
+        _ => {
+            // A bound object with no record (the store was lost, or the
+            // block was renamed) gets one again.
+            if let (Some(prior), Ok(None)) = (&step.prior, shared.store.get(&step.addr)) {
+                let mut r = Record {
+                    address: step.addr.to_string(),
+                    type_name: step.type_name.clone(),
+                    id: step.id.clone(),
+                    ..Record::default()
+                };
+                for name in row.config_only {
+                    if let Some(j) = prior
+                        .value
+                        .get(name)
+                        .filter(|v| !v.is_null())
+                        .and_then(record::to_json)
+                    {
+                        r.config_only.insert(name.to_string(), j);
                     }
                 }
-            };
-            afters.push(after);
-        }
-        let whole = match exp {
-            Expansion::Unknown => Value::unknown(Type::Dynamic),
-            _ => exp.assemble(afters),
-        };
-        self.values.resources.insert(key.clone(), whole);
-        Ok(())
-    }
-
-    /// Plans the change again with the configuration as it now evaluates,
-    /// applies it, and records the result.
-    async fn create_or_update(
-        &mut self,
-        sessions: &mut Sessions,
-        step: &Step,
-        row: &Row,
-        config: &Value,
-        prior: Option<&ResourceState>,
-    ) -> Result<Value, Diagnostics> {
-        let addr = &step.addr;
-        let ty = step.schema.block.implied_type().without_optional();
-        let null = ResourceState {
-            value: Value::null(ty),
-            private: Vec::new(),
-        };
-        let prior = prior.unwrap_or(&null);
-        let creating = prior.value.is_null();
-        let provider = sessions.get(&step.provider).await?;
-        let proposed = proposed_new(&step.schema.block, &prior.value, config);
-        let mut planned = provider
-            .plan_resource_change(&step.type_name, prior, &proposed, config)
-            .await
-            .map_err(|e| failed(addr, e))?;
-        let res = step
-            .key
-            .as_ref()
-            .and_then(|k| self.req.module.resources.get(k));
-        if let (Some(res), false) = (res, creating) {
-            planned.planned_state =
-                crate::planner::ignore_changes(res, planned.planned_state, Some(&prior.value));
-        }
-        let id = prior
-            .value
-            .get("id")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let started = Instant::now();
-        if creating {
-            self.progress.line(format!("{addr}: Creating..."));
-        } else {
-            self.progress.line(format!(
-                "{addr}: Modifying... [id={}]",
-                id.clone().unwrap_or_default()
-            ));
-        }
-        let verb = if creating { "creating" } else { "modifying" };
-        let result = with_ticker(
-            provider.apply_resource_change(&step.type_name, &prior.value, &planned, config),
-            addr,
-            verb,
-            &mut *self.progress,
-        )
-        .await;
-        let state = match result {
-            Ok(Some(s)) => s,
-            Ok(None) => {
-                return Err(Diagnostic::error(
-                    "Provider produced null object",
-                    format!("The provider returned no object after {verb} {addr}."),
-                )
-                .about(addr.to_string())
-                .into())
+                r.set_private(&prior.private);
+                shared.store.put(&r).map_err(|e| {
+                    Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
+                })?;
             }
-            Err(e) => return Err(failed(addr, e)),
-        };
-        let elapsed = seconds(started.elapsed());
-        let new_id = state
-            .value
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        if creating {
-            self.progress.line(format!(
-                "{addr}: Creation complete after {elapsed} [id={new_id}]"
-            ));
-            self.done.added += 1;
-        } else {
-            self.progress.line(format!(
-                "{addr}: Modifications complete after {elapsed} [id={new_id}]"
-            ));
-            self.done.changed += 1;
+            Ok(prior_value())
         }
-        self.record(step, row, config, &state)?;
-        Ok(state.value)
     }
+}
 
-    fn record(
-        &self,
-        step: &Step,
-        row: &Row,
-        config: &Value,
-        state: &ResourceState,
-    ) -> Result<(), Diagnostics> {
-        let id = match row.locate {
-            Locate::Record | Locate::Template(_) => state
-                .value
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            Locate::Lookup { id, .. } => state
-                .value
-                .get(id)
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            Locate::Attr(a) => config.get(a).and_then(Value::as_str).map(str::to_string),
-            Locate::Joined(attrs, sep) => attrs
-                .iter()
-                .map(|a| config.get(a).and_then(Value::as_str).map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .map(|p| p.join(sep)),
-        };
-        let mut r = Record {
-            address: step.addr.to_string(),
-            type_name: step.type_name.clone(),
-            id,
-            ..Record::default()
-        };
-        for name in row.config_only {
-            if let Some(j) = state
-                .value
-                .get(name)
-                .filter(|v| !v.is_null())
-                .and_then(record::to_json)
-            {
-                r.config_only.insert(name.to_string(), j);
-            }
-        }
-        r.set_private(&state.private);
-        self.store.put(&r).map_err(|e| {
-            Diagnostics::from(
-                Diagnostic::error(
-                    "Failed to write record",
-                    format!("{} committed, but its record could not be written: {e}. The next plan still finds the object by its markers.", step.addr),
-                )
-                .about(step.addr.to_string()),
+/// Plans the change again with the configuration as it now evaluates,
+/// applies it, and records the result.
+async fn create_or_update(
+    shared: &Shared<'_, '_>,
+    provider: &GrpcProvider,
+    step: &Step,
+    row: &Row,
+    config: &Value,
+    prior: Option<&ResourceState>,
+) -> Result<Value, Diagnostics> {
+    let mut provider = provider.clone();
+    let addr = &step.addr;
+    let ty = step.schema.block.implied_type().without_optional();
+    let null = ResourceState {
+        value: Value::null(ty),
+        private: Vec::new(),
+    };
+    let prior = prior.unwrap_or(&null);
+    let creating = prior.value.is_null();
+    let proposed = proposed_new(&step.schema.block, &prior.value, config);
+    let mut planned = provider
+        .plan_resource_change(&step.type_name, prior, &proposed, config)
+        .await
+        .map_err(|e| failed(addr, e))?;
+    let res = step
+        .key
+        .as_ref()
+        .and_then(|k| shared.req.module.resources.get(k));
+    if let (Some(res), false) = (res, creating) {
+        planned.planned_state =
+            crate::planner::ignore_changes(res, planned.planned_state, Some(&prior.value));
+    }
+    let id = prior
+        .value
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let started = Instant::now();
+    if creating {
+        shared.say(format!("{addr}: Creating..."));
+    } else {
+        shared.say(format!("{addr}: Modifying... [id={id}]"));
+    }
+    let verb = if creating { "creating" } else { "modifying" };
+    let result = with_ticker(
+        provider.apply_resource_change(&step.type_name, &prior.value, &planned, config),
+        addr,
+        verb,
+        shared,
+    )
+    .await;
+    let state = match result {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return Err(Diagnostic::error(
+                "Provider produced null object",
+                format!("The provider returned no object after {verb} {addr}."),
             )
-        })
-    }
-
-    async fn destroy(&mut self, sessions: &mut Sessions, step: &Step) -> Result<(), Diagnostics> {
-        self.destroy_object(sessions, step, true).await
-    }
-
-    /// Destroys the step's prior object; `forget` removes its record.
-    async fn destroy_object(
-        &mut self,
-        sessions: &mut Sessions,
-        step: &Step,
-        forget: bool,
-    ) -> Result<(), Diagnostics> {
-        let Some(prior) = &step.prior else {
-            return Ok(());
-        };
-        let addr = &step.addr;
-        let provider = sessions.get(&step.provider).await?;
-        let id = prior
-            .value
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        self.progress
-            .line(format!("{addr}: Destroying... [id={id}]"));
-        let started = Instant::now();
-        let result = destroy_state(provider, &step.type_name, prior, &step.schema).await;
-        if let Err(e) = result {
-            return Err(failed(addr, e));
+            .about(addr.to_string())
+            .into())
         }
-        self.progress.line(format!(
-            "{addr}: Destruction complete after {}",
-            seconds(started.elapsed())
+        Err(e) => return Err(failed(addr, e)),
+    };
+    let elapsed = seconds(started.elapsed());
+    let new_id = state
+        .value
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if creating {
+        shared.say(format!(
+            "{addr}: Creation complete after {elapsed} [id={new_id}]"
         ));
-        self.done.destroyed += 1;
-        if forget {
-            self.store.remove(&addr.to_string()).map_err(|e| {
-                Diagnostics::from(Diagnostic::error(
-                    "Failed to remove record",
-                    format!("{addr} is destroyed, but its record could not be removed: {e}."),
-                ))
-            })?;
-        }
-        Ok(())
+        shared.done.borrow_mut().added += 1;
+    } else {
+        shared.say(format!(
+            "{addr}: Modifications complete after {elapsed} [id={new_id}]"
+        ));
+        shared.done.borrow_mut().changed += 1;
     }
+    record(shared.store, step, row, config, &state)?;
+    shared.committed(addr);
+    Ok(state.value)
+}
+
+fn record(
+    store: &RecordStore,
+    step: &Step,
+    row: &Row,
+    config: &Value,
+    state: &ResourceState,
+) -> Result<(), Diagnostics> {
+    let text = |v: &Value, a: &str| v.get(a).and_then(Value::as_str).map(str::to_string);
+    let id = match row.locate {
+        Locate::Record | Locate::Template(_) => text(&state.value, "id"),
+        Locate::Lookup { id, .. } => text(&state.value, id),
+        Locate::Attr(a) => text(config, a),
+        Locate::Joined(attrs, sep) => attrs
+            .iter()
+            .map(|a| text(config, a))
+            .collect::<Option<Vec<_>>>()
+            .map(|p| p.join(sep)),
+    };
+    let mut r = Record {
+        address: step.addr.to_string(),
+        type_name: step.type_name.clone(),
+        id,
+        ..Record::default()
+    };
+    for name in row.config_only {
+        if let Some(j) = state
+            .value
+            .get(name)
+            .filter(|v| !v.is_null())
+            .and_then(record::to_json)
+        {
+            r.config_only.insert(name.to_string(), j);
+        }
+    }
+    r.set_private(&state.private);
+    store.put(&r).map_err(|e| {
+        Diagnostics::from(
+            Diagnostic::error(
+                "Failed to write record",
+                format!("{} committed, but its record could not be written: {e}. The next plan still finds the object by its markers.", step.addr),
+            )
+            .about(step.addr.to_string()),
+        )
+    })
+}
+
+/// Destroys the step's prior object; `forget` removes its record.
+async fn destroy_object(
+    shared: &Shared<'_, '_>,
+    provider: &GrpcProvider,
+    step: &Step,
+    forget: bool,
+) -> Result<(), Diagnostics> {
+    let Some(prior) = &step.prior else {
+        return Ok(());
+    };
+    let mut provider = provider.clone();
+    let addr = &step.addr;
+    let id = prior
+        .value
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    shared.say(format!("{addr}: Destroying... [id={id}]"));
+    let started = Instant::now();
+    let result = with_ticker(
+        destroy_state(&mut provider, &step.type_name, prior, &step.schema),
+        addr,
+        "destroying",
+        shared,
+    )
+    .await;
+    if let Err(e) = result {
+        return Err(failed(addr, e));
+    }
+    shared.say(format!(
+        "{addr}: Destruction complete after {}",
+        seconds(started.elapsed())
+    ));
+    shared.done.borrow_mut().destroyed += 1;
+    if !forget {
+        shared.committed(addr);
+    }
+    if forget {
+        shared.store.remove(&addr.to_string()).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Failed to remove record",
+                format!("{addr} is destroyed, but its record could not be removed: {e}."),
+            ))
+        })?;
+        shared.committed(addr);
+    }
+    Ok(())
 }
 
 /// Plans and applies the destroy of one live object.
@@ -462,7 +715,7 @@ async fn with_ticker<T>(
     call: impl std::future::Future<Output = T>,
     addr: &ResourceInstanceAddr,
     verb: &str,
-    progress: &mut dyn Progress,
+    shared: &Shared<'_, '_>,
 ) -> T {
     tokio::pin!(call);
     let started = Instant::now();
@@ -474,7 +727,7 @@ async fn with_ticker<T>(
         tokio::select! {
             out = &mut call => return out,
             _ = tick.tick() => {
-                progress.line(format!("{addr}: Still {verb}... [{} elapsed]", seconds(started.elapsed())));
+                shared.say(format!("{addr}: Still {verb}... [{} elapsed]", seconds(started.elapsed())));
             }
         }
     }

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod planner;
 pub mod provider;
 pub mod record;
+pub mod saved;
 pub mod session;
 pub mod source;
 pub mod validate;

@@ -52,6 +52,21 @@ enum Command {
         /// Exit 0 with no changes, 1 on error, 2 with changes.
         #[arg(long = "detailed-exitcode")]
         detailed_exitcode: bool,
+        /// Save the plan, with a fingerprint of every live object it read,
+        /// for `apply FILE`.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Print a saved plan, as text or in terraform's JSON plan format.
+    Show {
+        /// Print the plan in terraform's JSON plan format.
+        #[arg(long)]
+        json: bool,
+        /// Print without colour (the saved text has none).
+        #[arg(long = "no-color")]
+        no_color: bool,
+        /// The plan file.
+        file: std::path::PathBuf,
     },
     /// Plan, ask for approval, and change the live system.
     Apply {
@@ -60,6 +75,9 @@ enum Command {
         /// Apply without asking for approval.
         #[arg(long = "auto-approve")]
         auto_approve: bool,
+        /// A plan saved by `plan -out`: applied only if the live system
+        /// still matches what it read (else exit 3), without asking.
+        plan_file: Option<std::path::PathBuf>,
     },
     /// Destroy every object the estate owns.
     Destroy {
@@ -107,6 +125,9 @@ struct PlanArgs {
     /// never prompts for variables).
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
     input: Option<String>,
+    /// Limit the number of concurrent changes.
+    #[arg(long, default_value_t = engine::apply::DEFAULT_PARALLELISM)]
+    parallelism: usize,
     /// Plan without the record store (it is still written on apply).
     #[arg(long = "no-records")]
     no_records: bool,
@@ -140,16 +161,67 @@ fn main() -> ExitCode {
         Command::Plan {
             args,
             detailed_exitcode,
-        } => return run_plan(&args, Mode::Plan { detailed_exitcode }),
-        Command::Apply { args, auto_approve } => {
-            return run_plan(&args, Mode::Apply { auto_approve })
+            out,
+        } => {
+            return run_plan(
+                &args,
+                Mode::Plan {
+                    detailed_exitcode,
+                    out,
+                },
+            )
+        }
+        Command::Apply {
+            mut args,
+            auto_approve,
+            plan_file,
+        } => {
+            let saved = match plan_file.as_deref().map(engine::saved::SavedPlan::read) {
+                Some(Ok(s)) => Some(Box::new((plan_file.clone().unwrap_or_default(), s))),
+                Some(Err(e)) => return report(Err(e.into())),
+                None => None,
+            };
+            if let Some(saved) = &saved {
+                args.destroy = saved.1.destroy;
+            }
+            return run_plan(
+                &args,
+                Mode::Apply {
+                    auto_approve,
+                    saved,
+                },
+            );
         }
         Command::Destroy {
             mut args,
             auto_approve,
         } => {
             args.destroy = true;
-            return run_plan(&args, Mode::Apply { auto_approve });
+            return run_plan(
+                &args,
+                Mode::Apply {
+                    auto_approve,
+                    saved: None,
+                },
+            );
+        }
+        Command::Show {
+            json,
+            no_color: _,
+            file,
+        } => {
+            return match engine::saved::SavedPlan::read(&file) {
+                // A reader that stops early (`| head`) is not an error.
+                Ok(s) if json => {
+                    let _ = writeln!(std::io::stdout(), "{}", s.json);
+                    ExitCode::SUCCESS
+                }
+                Ok(s) => {
+                    let _ = write!(std::io::stdout(), "{}", s.text);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => report(Err(e.into())),
+            };
         }
         Command::Providers {
             command: ProvidersCommand::Schema { json: _ },
@@ -183,8 +255,14 @@ fn providers_schema() -> anyhow::Result<()> {
 
 /// What `run_plan` does after planning.
 enum Mode {
-    Plan { detailed_exitcode: bool },
-    Apply { auto_approve: bool },
+    Plan {
+        detailed_exitcode: bool,
+        out: Option<std::path::PathBuf>,
+    },
+    Apply {
+        auto_approve: bool,
+        saved: Option<Box<(std::path::PathBuf, engine::saved::SavedPlan)>>,
+    },
 }
 
 /// `plan`, `apply` and `destroy`.
@@ -245,29 +323,55 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
             }
         };
         eprint!("{}", diag::render_all(&planned.warnings, &sources, style));
-        print!("{}", engine::plan::render::human(&planned.plan, !args.no_color));
+        if let Mode::Apply { saved: Some(approved), .. } = &mode {
+            let (path, saved) = approved.as_ref();
+            if let Err(e) = saved.check_origin(path, &ws.settings.estate, &root, &ws.vars) {
+                ws.sessions.close().await;
+                return report(Err(e.into()));
+            }
+            let moved = saved.moved(&engine::saved::digests(&planned));
+            if !moved.is_empty() {
+                eprintln!("\nError: The approved plan no longer matches the live system\n");
+                eprintln!("Since {} was made, these changed in the live system or in what applying would do:", path.display());
+                for m in &moved {
+                    eprintln!("  - {m}");
+                }
+                eprintln!("\nNothing was applied. Make and review a new plan.");
+                ws.sessions.close().await;
+                return ExitCode::from(3);
+            }
+        } else {
+            print!("{}", engine::plan::render::human(&planned.plan, !args.no_color));
+        }
         let code = match mode {
-            Mode::Plan { detailed_exitcode } => {
+            Mode::Plan { detailed_exitcode, out } => {
+                if let Some(out) = out {
+                    let text = engine::plan::render::human(&planned.plan, false);
+                    let saved = engine::saved::SavedPlan::new(&planned, &ws.settings.estate, &root, &ws.vars, args.destroy, text);
+                    if let Err(e) = saved.write(&out) {
+                        ws.sessions.close().await;
+                        return report(Err(e.into()));
+                    }
+                    println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run the following command to apply:\n    choudoufu apply \"{}\"", out.display(), out.display());
+                }
                 if detailed_exitcode && planned.plan.has_changes() {
                     ExitCode::from(2)
                 } else {
                     ExitCode::SUCCESS
                 }
             }
-            Mode::Apply { auto_approve } => {
-                if !planned.plan.has_changes() {
-                    println!("\n{}", apply_complete(&Default::default(), args.destroy, !args.no_color));
-                    ws.sessions.close().await;
-                    return ExitCode::SUCCESS;
-                }
-                if !auto_approve && !approved(args.destroy) {
+            Mode::Apply { auto_approve, saved } => {
+                let auto_approve = auto_approve || saved.is_some();
+                // With no changes there is nothing to approve; the walk still
+                // writes any record that is missing.
+                if planned.plan.has_changes() && !auto_approve && !approved(args.destroy) {
                     println!("\nApply cancelled.");
                     ws.sessions.close().await;
                     return ExitCode::FAILURE;
                 }
                 println!();
                 let mut progress = |line: String| println!("{line}");
-                match engine::apply::apply(&req, &planned, &mut ws.sessions, &ws.store, &mut progress).await {
+                match engine::apply::apply(&req, &planned, &mut ws.sessions, &ws.store, &mut progress, args.parallelism).await {
                     Ok(done) => {
                         println!("\n{}", apply_complete(&done, args.destroy, !args.no_color));
                         ExitCode::SUCCESS

@@ -24,8 +24,13 @@ use crate::provider::{PlannedChange, Provider, ProviderError, ResourceState};
 use crate::record::{self, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Type, Value};
+use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+/// How many live reads a plan makes at once (terraform refreshes ten
+/// instances at a time by default).
+const READS_IN_FLIGHT: usize = 10;
 
 /// What to plan.
 pub struct Request<'a> {
@@ -59,10 +64,14 @@ pub struct Planned {
     pub plan: Plan,
     pub steps: BTreeMap<ResourceInstanceAddr, Step>,
     pub order: Vec<Node>,
+    /// The module's dependency graph, which apply walks.
+    pub graph: Graph,
     /// Steps of objects no block declares, in the order to destroy them.
     pub orphans: Vec<ResourceInstanceAddr>,
     /// Warnings met on the way.
     pub warnings: Diagnostics,
+    /// Records left at an old address by a rename, removed by apply.
+    pub stale_records: Vec<String>,
 }
 
 /// Plans `req` against the live system.
@@ -99,6 +108,7 @@ pub async fn plan(
         steps: BTreeMap::new(),
         changes: Vec::new(),
         diags: Diagnostics::default(),
+        stale_records: Vec::new(),
     };
     for node in &order {
         p.node(node, sessions).await?;
@@ -119,8 +129,10 @@ pub async fn plan(
         },
         steps: p.steps,
         order,
+        graph,
         orphans,
         warnings: p.diags,
+        stale_records: p.stale_records,
     })
 }
 
@@ -136,6 +148,8 @@ struct Planner<'a, 'r> {
     steps: BTreeMap<ResourceInstanceAddr, Step>,
     changes: Vec<ResourceChange>,
     diags: Diagnostics,
+    /// Records left at an old address by a rename.
+    stale_records: Vec<String>,
 }
 
 impl Planner<'_, '_> {
@@ -234,7 +248,9 @@ impl Planner<'_, '_> {
             res.for_each.as_ref(),
             false,
         )?;
-        let mut afters = Vec::new();
+        // Each instance's configuration and record, then every live read at
+        // once (as terraform refreshes), then the plans in address order.
+        let mut inputs = Vec::new();
         for (inst_key, instance) in exp.instances() {
             let addr = instance_addr(key, inst_key.clone());
             let scope = self.values.scope_for(&res.config.references(), &instance);
@@ -248,10 +264,25 @@ impl Planner<'_, '_> {
             } else {
                 None
             };
-            let provider = sessions.get(&pref).await?;
-            let found = bind(provider, row, &key.type_name, &config, record.as_ref())
-                .await
-                .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+            inputs.push((inst_key, addr, config, record));
+        }
+        let shared = sessions.get(&pref).await?.clone();
+        let founds: Vec<_> =
+            futures_util::stream::iter(
+                inputs.iter().map(|(_, _, config, record)| {
+                    let mut provider = shared.clone();
+                    async move {
+                        bind(&mut provider, row, &key.type_name, config, record.as_ref()).await
+                    }
+                }),
+            )
+            .buffered(READS_IN_FLIGHT)
+            .collect()
+            .await;
+        let provider = sessions.get(&pref).await?;
+        let mut afters = Vec::new();
+        for ((inst_key, addr, config, record), found) in inputs.into_iter().zip(founds) {
+            let found = found.map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
             let prior = match found {
                 Some((id, mut state)) => {
                     self.check_owner(res, &addr, row, &id, &state.value, &config)?;
@@ -264,6 +295,18 @@ impl Planner<'_, '_> {
                 }
                 None => None,
             };
+            let previous_addr = prior
+                .as_ref()
+                .and_then(|(_, s)| match marker::owner(&s.value) {
+                    Owner::Estate {
+                        address: Some(a), ..
+                    } => a.parse::<ResourceInstanceAddr>().ok(),
+                    _ => None,
+                })
+                .filter(|old| *old != addr && moved_from(self.req.module, old, &addr));
+            if let Some(old) = &previous_addr {
+                self.stale_records.push(old.to_string());
+            }
             let live = prior.as_ref().map(|p| &p.1.value);
             let config = keep_live_json(ignore_changes(res, config, live), live);
             let marked = match row.marks {
@@ -356,7 +399,7 @@ impl Planner<'_, '_> {
             };
             self.changes.push(ResourceChange {
                 addr: addr.clone(),
-                previous_addr: None,
+                previous_addr,
                 provider: source.clone(),
                 action,
                 reason,
@@ -561,6 +604,11 @@ impl Planner<'_, '_> {
                     continue;
                 }
                 let Some(id) = r.id.clone() else { continue };
+                if self.bound.contains(&id) {
+                    // Renamed: another address binds the object now.
+                    self.stale_records.push(r.address.clone());
+                    continue;
+                }
                 let provider = sessions.get(&aws).await?;
                 let Some(state) = import_read(provider, row.type_name, &id)
                     .await
@@ -672,6 +720,38 @@ pub async fn configure_providers(
     Ok(())
 }
 
+/// Whether a `moved` block renames `old` to `new` (whole resources or
+/// single instances).
+fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
+    let text = |e: &crate::config::Expr| {
+        let span = crate::config::span_of(&e.expr);
+        e.file
+            .text()
+            .get(span)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let strip = |a: &ResourceInstanceAddr| ResourceInstanceAddr {
+        key: None,
+        ..a.clone()
+    };
+    module.moved.iter().any(|m| {
+        let (Ok(from), Ok(to)) = (
+            text(&m.from).parse::<ResourceInstanceAddr>(),
+            text(&m.to).parse::<ResourceInstanceAddr>(),
+        ) else {
+            return false;
+        };
+        (from == *old && to == *new)
+            || (from.key.is_none()
+                && to.key.is_none()
+                && from == strip(old)
+                && to == strip(new)
+                && old.key == new.key)
+    })
+}
+
 /// The address of an instance of a root-module block.
 pub fn instance_addr(key: &ResourceKey, inst: Option<InstanceKey>) -> ResourceInstanceAddr {
     ResourceInstanceAddr {
@@ -772,8 +852,9 @@ pub async fn bind(
         Locate::Template(t) => expand_template(provider, t, config).await?,
     };
     let Some(id) = id else { return Ok(None) };
-    Ok(import_read(provider, type_name, &id)
-        .await?
+    let found = import_read(provider, type_name, &id).await?;
+    Ok(found
+        .filter(|s| !row.absent_if.is_some_and(|absent| absent(&s.value)))
         .map(|s| (id, s)))
 }
 

@@ -103,7 +103,7 @@ impl Sessions {
     /// Stops every provider.
     pub async fn close(self) {
         for (_, p) in self.open {
-            p.into_plugin().shutdown().await;
+            p.shutdown().await;
         }
     }
 }

@@ -280,7 +280,7 @@ async fn provider_checks(
             }
         }
     }
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
 }
 
 /// Where a provider's diagnostic about an attribute points: the

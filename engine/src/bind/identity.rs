@@ -4,6 +4,8 @@
 //!
 //! A type without a row is refused, never guessed.
 
+use crate::value::Value;
+
 /// How the import ID of a declared instance is found.
 #[derive(Debug, Clone, Copy)]
 pub enum Locate {
@@ -69,6 +71,24 @@ pub struct Row {
     pub from_arn: Option<FromArn>,
     /// The service part of the type's ARNs (`arn:aws:<service>:...`).
     pub arn_service: &'static str,
+    /// A read that means "not there" although the provider returned an
+    /// object (a setting of its parent that was never made).
+    pub absent_if: Option<fn(&Value) -> bool>,
+}
+
+/// Bucket versioning reads back "Disabled" for a bucket where it was never
+/// configured: that is no versioning object.
+fn versioning_never_set(v: &Value) -> bool {
+    let status = v
+        .get("versioning_configuration")
+        .and_then(Value::elements)
+        .and_then(|e| {
+            e.first()
+                .and_then(|c| c.get("status"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    matches!(status.as_deref(), None | Some("") | Some("Disabled"))
 }
 
 const ROWS: &[Row] = &[
@@ -79,6 +99,7 @@ const ROWS: &[Row] = &[
         config_only: &["force_destroy"],
         from_arn: Some(FromArn::Name(":::")),
         arn_service: "s3",
+        absent_if: None,
     },
     Row {
         type_name: "aws_s3_bucket_versioning",
@@ -87,6 +108,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: None,
         arn_service: "s3",
+        absent_if: Some(versioning_never_set),
     },
     Row {
         type_name: "aws_s3_bucket_policy",
@@ -95,6 +117,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: None,
         arn_service: "s3",
+        absent_if: None,
     },
     Row {
         type_name: "aws_sqs_queue",
@@ -111,6 +134,7 @@ const ROWS: &[Row] = &[
             id: "url",
         }),
         arn_service: "sqs",
+        absent_if: None,
     },
     Row {
         type_name: "aws_sqs_queue_policy",
@@ -119,6 +143,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: None,
         arn_service: "sqs",
+        absent_if: None,
     },
     Row {
         type_name: "aws_sqs_queue_redrive_policy",
@@ -127,6 +152,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: None,
         arn_service: "sqs",
+        absent_if: None,
     },
     Row {
         type_name: "aws_sns_topic",
@@ -139,6 +165,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: Some(FromArn::Arn),
         arn_service: "sns",
+        absent_if: None,
     },
     Row {
         type_name: "aws_sns_topic_subscription",
@@ -147,6 +174,7 @@ const ROWS: &[Row] = &[
         config_only: &["confirmation_timeout_in_minutes", "endpoint_auto_confirms"],
         from_arn: None,
         arn_service: "sns",
+        absent_if: None,
     },
     Row {
         type_name: "aws_iam_role",
@@ -155,6 +183,7 @@ const ROWS: &[Row] = &[
         config_only: &["force_detach_policies"],
         from_arn: Some(FromArn::Name("role/")),
         arn_service: "iam",
+        absent_if: None,
     },
     Row {
         type_name: "aws_iam_policy",
@@ -165,6 +194,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: Some(FromArn::Arn),
         arn_service: "iam",
+        absent_if: None,
     },
     Row {
         type_name: "aws_iam_role_policy_attachment",
@@ -173,6 +203,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: None,
         arn_service: "iam",
+        absent_if: None,
     },
     Row {
         type_name: "aws_dynamodb_table",
@@ -181,6 +212,7 @@ const ROWS: &[Row] = &[
         config_only: &[],
         from_arn: Some(FromArn::Name("table/")),
         arn_service: "dynamodb",
+        absent_if: None,
     },
     Row {
         type_name: "aws_ssm_parameter",
@@ -189,6 +221,7 @@ const ROWS: &[Row] = &[
         config_only: &["overwrite"],
         from_arn: Some(FromArn::Name("parameter")),
         arn_service: "ssm",
+        absent_if: None,
     },
 ];
 

@@ -98,8 +98,12 @@ fn client_capabilities() -> Option<pb5::ClientCapabilities> {
 /// A provider plugin driven over protocol 5 or 6. Calls that carry values
 /// need the schema: the one [`GrpcProvider::with_schema`] gave, else the
 /// one the first such call asks for.
+/// Clones share the plugin: calls through several clones run at once
+/// over the one connection, and the plugin stops when the last clone is
+/// shut down or dropped.
+#[derive(Clone)]
 pub struct GrpcProvider {
-    plugin: Plugin,
+    plugin: Arc<Plugin>,
     client: Client,
     schema: Option<Arc<ProviderSchema>>,
 }
@@ -128,7 +132,7 @@ impl GrpcProvider {
             }
         };
         Ok(GrpcProvider {
-            plugin,
+            plugin: Arc::new(plugin),
             client,
             schema: None,
         })
@@ -321,8 +325,12 @@ impl GrpcProvider {
     }
 
     /// The plugin underneath, to shut it down.
-    pub fn into_plugin(self) -> Plugin {
-        self.plugin
+    /// Stops the plugin through its controller, if this is the last clone
+    /// (the others keep it running until they go too).
+    pub async fn shutdown(self) {
+        if let Ok(plugin) = Arc::try_unwrap(self.plugin) {
+            plugin.shutdown().await;
+        }
     }
 
     fn rpc_error(&self, method: &'static str, status: tonic::Status) -> ProviderError {

@@ -265,7 +265,7 @@ pub async fn load_schema(
     let plugin = Plugin::launch(binary, options).await?;
     let mut provider = grpc::GrpcProvider::new(plugin)?;
     let result = provider.schema().await;
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
     let schema = result?;
     if let Some((cache, hash)) = &hash {
         if let Err(e) = cache.store(hash, &schema) {

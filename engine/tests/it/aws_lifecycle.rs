@@ -136,7 +136,7 @@ async fn import_and_read_an_sqs_queue_made_by_the_aws_cli() {
         "{err}"
     );
 
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
 }
 
 /// A configured provider against `moto`, through PrepareProviderConfig
@@ -324,5 +324,5 @@ async fn s3_bucket_import_read_create_update_and_delete() {
 
     // Stop cancels what is in flight (here nothing) and is answered.
     provider.stop().await.unwrap();
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
 }

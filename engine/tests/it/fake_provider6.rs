@@ -151,7 +151,7 @@ fn nothing(schema: &ProviderSchema) -> ResourceState {
 async fn protocol6_schema_has_nested_attributes_with_their_types() {
     let mut provider = launch().await;
     let schema = provider.schema().await.unwrap();
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
 
     let block = &schema.resources["fake_server"].block;
     let ports = &block.attributes["ports"];
@@ -308,7 +308,7 @@ async fn protocol6_plans_applies_reads_imports_and_destroys_a_nested_resource() 
         .await
         .unwrap();
     assert_eq!(gone, None);
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
 }
 
 #[tokio::test]
@@ -319,7 +319,7 @@ async fn protocol6_plan_holding_a_write_only_value_is_refused() {
     let err = plan(&mut provider, &schema, &nothing(&schema), &config)
         .await
         .unwrap_err();
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
     assert!(
         matches!(&err, ProviderError::WriteOnlySet { paths, .. } if paths.len() == 1),
         "{err}"
@@ -360,5 +360,5 @@ async fn protocol6_stop_cancels_an_apply_in_flight() {
     assert!(err.to_string().contains("stopped"), "{err}");
     // The provider keeps serving after a Stop.
     provider.schema().await.unwrap();
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
 }

@@ -57,7 +57,7 @@ async fn launch_and_read_schema(options: &LaunchOptions) {
         Type::String
     );
 
-    provider.into_plugin().shutdown().await;
+    provider.shutdown().await;
     assert!(!alive(pid), "provider still running after shutdown");
 }
 

@@ -9,5 +9,6 @@ mod fake_plugins;
 mod fake_provider6;
 mod live_provider;
 mod plan_render;
+mod stateless;
 mod support;
 mod validate;

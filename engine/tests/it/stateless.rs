@@ -1,0 +1,429 @@
+//! The stateless engine end to end: `choudoufu apply`, `plan`, `destroy`
+//! and their refusals against the real aws provider and a real moto, each
+//! outcome read back with the AWS CLI. No terraform.tfstate is ever written.
+
+use crate::support::{cli_config, plugin_mirror, Moto};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ESTATE: &str = "it-stateless";
+
+/// A root of SSM parameters (count from a variable) and a bucket with a
+/// policy, pointed at `moto`.
+fn root(dir: &Path, moto: &Moto, extra: &str) {
+    std::fs::write(
+        dir.join("main.tf"),
+        format!(
+            r#"
+variable "shards" {{
+  type    = number
+  default = 2
+}}
+
+provider "aws" {{
+  region                      = "us-east-1"
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_metadata_api_check     = true
+  skip_requesting_account_id  = true
+  s3_use_path_style           = true
+  endpoints {{
+    s3                       = "{e}"
+    ssm                      = "{e}"
+    sts                      = "{e}"
+    iam                      = "{e}"
+    resourcegroupstaggingapi = "{e}"
+  }}
+}}
+
+resource "aws_ssm_parameter" "shard" {{
+  count = var.shards
+  name  = "/it/shard/${{count.index}}"
+  type  = "String"
+  value = "shard-${{count.index}}"
+  tags  = {{ app = "it" }}
+}}
+
+resource "aws_s3_bucket" "data" {{
+  bucket        = "it-data"
+  force_destroy = true
+}}
+
+resource "aws_s3_bucket_policy" "data" {{
+  bucket = aws_s3_bucket.data.id
+  policy = jsonencode({{
+    Version   = "2012-10-17"
+    Statement = [{{ Effect = "Deny", Principal = "*", Action = "s3:DeleteBucket", Resource = aws_s3_bucket.data.arn }}]
+  }})
+}}
+{extra}"#,
+            e = moto.endpoint
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("live.hcl"),
+        format!("live {{\n  estate = \"{ESTATE}\"\n}}\n"),
+    )
+    .unwrap();
+}
+
+struct Engine {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    tfrc: PathBuf,
+}
+
+impl Engine {
+    fn new() -> Engine {
+        let home = tempfile::tempdir().unwrap();
+        let tfrc = cli_config(home.path(), &plugin_mirror());
+        Engine {
+            dir: tempfile::tempdir().unwrap(),
+            home,
+            tfrc,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+            .args(args)
+            .arg("-no-color")
+            .current_dir(self.dir.path())
+            .env("TF_CLI_CONFIG_FILE", &self.tfrc)
+            .env("CHOUDOUFU_CACHE_DIR", self.home.path().join("cache"))
+            .env("HOME", self.home.path())
+            .output()
+            .unwrap()
+    }
+}
+
+/// Everything a command printed.
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Text with every run of whitespace made one space, so wrapped sentences
+/// can be matched.
+fn flat(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The tags of an SSM parameter, or `None` when it does not exist.
+fn parameter_tags(moto: &Moto, name: &str) -> Option<serde_json::Value> {
+    let found = moto.aws(&["ssm", "describe-parameters"]);
+    let exists = found["Parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["Name"] == name);
+    exists.then(|| {
+        moto.aws(&[
+            "ssm",
+            "list-tags-for-resource",
+            "--resource-type",
+            "Parameter",
+            "--resource-id",
+            name,
+        ])["TagList"]
+            .clone()
+    })
+}
+
+fn tag<'a>(tags: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    tags.as_array()?.iter().find(|t| t["Key"] == key)?["Value"].as_str()
+}
+
+#[test]
+fn apply_replan_scale_and_destroy_with_no_state_file() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    root(e.dir.path(), &moto, "");
+    moto.aws(&[
+        "ssm",
+        "put-parameter",
+        "--name",
+        "/it/unowned",
+        "--type",
+        "String",
+        "--value",
+        "x",
+    ]);
+
+    let applied = e.run(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert!(
+        text(&applied).contains("Apply complete! Resources: 4 added, 0 changed, 0 destroyed."),
+        "{}",
+        text(&applied)
+    );
+    for i in 0..2 {
+        let tags = parameter_tags(&moto, &format!("/it/shard/{i}")).expect("the parameter exists");
+        assert_eq!(tag(&tags, "tofu-estate"), Some(ESTATE), "{tags}");
+        assert_eq!(
+            tag(&tags, "tofu-address"),
+            Some(format!("aws_ssm_parameter.shard[{i}]").as_str())
+        );
+        assert_eq!(tag(&tags, "app"), Some("it"));
+    }
+    let bucket_tags = moto.aws(&["s3api", "get-bucket-tagging", "--bucket", "it-data"]);
+    assert_eq!(tag(&bucket_tags["TagSet"], "tofu-estate"), Some(ESTATE));
+    assert!(!e.dir.path().join("terraform.tfstate").exists());
+
+    for args in [
+        &["plan", "-detailed-exitcode"][..],
+        &["plan", "-detailed-exitcode", "-no-records"][..],
+    ] {
+        let replan = e.run(args);
+        assert_eq!(replan.status.code(), Some(0), "{args:?}: {}", text(&replan));
+        assert!(text(&replan).contains("No changes."), "{}", text(&replan));
+    }
+
+    let scaled = e.run(&["plan", "-detailed-exitcode", "-var", "shards=1"]);
+    assert_eq!(scaled.status.code(), Some(2), "{}", text(&scaled));
+    let out = text(&scaled);
+    assert!(
+        out.contains("# aws_ssm_parameter.shard[1] will be destroyed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
+        "{out}"
+    );
+    let applied = e.run(&["apply", "-auto-approve", "-var", "shards=1"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert!(parameter_tags(&moto, "/it/shard/1").is_none());
+    assert!(parameter_tags(&moto, "/it/shard/0").is_some());
+
+    let destroyed = e.run(&["destroy", "-auto-approve", "-var", "shards=1"]);
+    assert!(destroyed.status.success(), "{}", text(&destroyed));
+    assert!(
+        text(&destroyed).contains("Destroy complete! Resources: 3 destroyed."),
+        "{}",
+        text(&destroyed)
+    );
+    assert!(parameter_tags(&moto, "/it/shard/0").is_none());
+    let buckets = moto.aws(&["s3api", "list-buckets"]);
+    assert!(
+        buckets["Buckets"].as_array().unwrap().is_empty(),
+        "{buckets}"
+    );
+    assert!(
+        parameter_tags(&moto, "/it/unowned").is_some(),
+        "an unmarked object was touched"
+    );
+}
+
+#[test]
+fn unowned_objects_and_corrupt_records_are_refused_by_name() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    moto.aws(&[
+        "ssm",
+        "put-parameter",
+        "--name",
+        "/it/taken",
+        "--type",
+        "String",
+        "--value",
+        "theirs",
+    ]);
+    root(
+        e.dir.path(),
+        &moto,
+        "resource \"aws_ssm_parameter\" \"taken\" {\n  name  = \"/it/taken\"\n  type  = \"String\"\n  value = \"ours\"\n}\n",
+    );
+    let refused = e.run(&["plan"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let out = text(&refused);
+    assert!(out.contains("Object not owned by this estate"), "{out}");
+    assert!(
+        flat(&out).contains("aws_ssm_parameter.taken would bind to the live object /it/taken"),
+        "{out}"
+    );
+    let applied = e.run(&["apply", "-auto-approve"]);
+    assert_eq!(applied.status.code(), Some(1));
+    assert!(
+        parameter_tags(&moto, "/it/shard/0").is_none(),
+        "a refused plan must change nothing"
+    );
+    let value = moto.aws(&["ssm", "get-parameter", "--name", "/it/taken"]);
+    assert_eq!(value["Parameter"]["Value"], "theirs");
+
+    // Another estate's object is refused by that estate's name.
+    moto.aws(&[
+        "ssm",
+        "add-tags-to-resource",
+        "--resource-type",
+        "Parameter",
+        "--resource-id",
+        "/it/taken",
+        "--tags",
+        "Key=tofu-estate,Value=payments",
+    ]);
+    let out = text(&e.run(&["plan"]));
+    assert!(
+        flat(&out).contains("carries the marker of estate \"payments\""),
+        "{out}"
+    );
+
+    // A corrupt record names its file and plans nothing.
+    root(e.dir.path(), &moto, "");
+    let applied = e.run(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let record = e.dir.path().join(format!(
+        ".choudoufu/records/{ESTATE}/aws_s3_bucket.data.json"
+    ));
+    std::fs::write(&record, "{ not json").unwrap();
+    let corrupt = e.run(&["plan"]);
+    assert_eq!(corrupt.status.code(), Some(1), "{}", text(&corrupt));
+    let out = text(&corrupt);
+    assert!(
+        out.contains("aws_s3_bucket.data.json") && out.contains("corrupt"),
+        "{out}"
+    );
+    assert!(!out.contains("will be destroyed"), "{out}");
+}
+
+#[test]
+fn a_saved_plan_applies_only_to_the_live_system_it_read() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    root(e.dir.path(), &moto, "");
+    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+    let planned = e.run(&["plan", "-var", "shards=1", "-out", "approved.plan"]);
+    assert!(planned.status.success(), "{}", text(&planned));
+    let shown = e.run(&["show", "-json", "approved.plan"]);
+    let doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let deletes: Vec<&serde_json::Value> = doc["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["change"]["actions"] == serde_json::json!(["delete"]))
+        .collect();
+    assert_eq!(deletes.len(), 1, "{doc}");
+    assert_eq!(deletes[0]["address"], "aws_ssm_parameter.shard[1]");
+
+    // The world moves on between review and apply: nothing is applied.
+    moto.aws(&[
+        "ssm",
+        "put-parameter",
+        "--name",
+        "/it/shard/0",
+        "--type",
+        "String",
+        "--value",
+        "drifted",
+        "--overwrite",
+    ]);
+    let stale = e.run(&["apply", "-var", "shards=1", "approved.plan"]);
+    assert_eq!(stale.status.code(), Some(3), "{}", text(&stale));
+    assert!(
+        text(&stale).contains("The approved plan no longer matches the live system"),
+        "{}",
+        text(&stale)
+    );
+    assert!(
+        text(&stale).contains("aws_ssm_parameter.shard[0]"),
+        "{}",
+        text(&stale)
+    );
+    assert!(
+        parameter_tags(&moto, "/it/shard/1").is_some(),
+        "nothing may be applied"
+    );
+
+    // Corrupt, truncated and foreign plan files are refused.
+    let bytes = std::fs::read(e.dir.path().join("approved.plan")).unwrap();
+    std::fs::write(e.dir.path().join("cut.plan"), &bytes[..bytes.len() / 2]).unwrap();
+    let cut = e.run(&["apply", "cut.plan"]);
+    assert_eq!(cut.status.code(), Some(1));
+    assert!(
+        text(&cut).contains("corrupt or truncated"),
+        "{}",
+        text(&cut)
+    );
+    let foreign = String::from_utf8(bytes)
+        .unwrap()
+        .replace(ESTATE, "someone-else");
+    std::fs::write(e.dir.path().join("foreign.plan"), foreign).unwrap();
+    let refused = e.run(&["apply", "-var", "shards=1", "foreign.plan"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused).contains("was made for estate \"someone-else\""),
+        "{}",
+        text(&refused)
+    );
+
+    // A plan of the world as it is applies.
+    assert!(e
+        .run(&["plan", "-var", "shards=1", "-out", "fresh.plan"])
+        .status
+        .success());
+    let applied = e.run(&["apply", "-var", "shards=1", "fresh.plan"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert!(
+        text(&applied).contains("0 added, 1 changed, 1 destroyed"),
+        "{}",
+        text(&applied)
+    );
+    assert!(parameter_tags(&moto, "/it/shard/1").is_none());
+}
+
+#[test]
+fn an_apply_killed_at_a_commit_loses_nothing() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    root(e.dir.path(), &moto, "");
+    let killed = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+        .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
+        .current_dir(e.dir.path())
+        .env("TF_CLI_CONFIG_FILE", &e.tfrc)
+        .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
+        .env("HOME", e.home.path())
+        .env("CHOUDOUFU_TEST_SIGTERM_AFTER", "aws_s3_bucket.data")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), Some(1), "{}", text(&killed));
+    assert!(
+        text(&killed).contains("Operation interrupted"),
+        "{}",
+        text(&killed)
+    );
+    let bucket = moto.aws(&["s3api", "get-bucket-tagging", "--bucket", "it-data"]);
+    assert_eq!(
+        tag(&bucket["TagSet"], "tofu-estate"),
+        Some(ESTATE),
+        "the committed create carries its marker"
+    );
+    // The next plan is exactly the remainder: the policy that needs the
+    // bucket was never started, and the bucket is not proposed again.
+    let next = e.run(&["plan"]);
+    let out = text(&next);
+    assert!(
+        out.contains("# aws_s3_bucket_policy.data will be created"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("# aws_s3_bucket.data will be created"),
+        "{out}"
+    );
+    let added: usize = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("# ") && l.ends_with("will be created"))
+        .count();
+    let remaining = ["/it/shard/0", "/it/shard/1"]
+        .iter()
+        .filter(|p| parameter_tags(&moto, p).is_none())
+        .count();
+    assert_eq!(added, 1 + remaining, "{out}");
+    let applied = e.run(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let replan = e.run(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+}

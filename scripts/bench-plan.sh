@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Plan from nothing against stock terraform's refresh plan, on generated
+# estates of SIZES objects (default "15 100 500"): wall time, and the
+# requests the emulator served during each plan (read from moto's request
+# log). Stock terraform applies each estate, choudoufu migrates it, and then
+# both plan the unchanged estate: terraform from its state with a refresh,
+# choudoufu from the live system alone, with and without its record store.
+# Prints a Markdown table for BENCHMARKS.md.
+#
+# Needs the virtualenv `cargo run -p gauntlet -- provision` makes (moto),
+# terraform on PATH or in TERRAFORM, and the provider mirror in
+# CHOUDOUFU_BENCH_MIRROR or live/aws-lane.toml's provider_mirrors.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=${SIZES:-"15 100 500"}
+terraform=${TERRAFORM:-terraform}
+moto=$PWD/.venv/bin/moto_server
+[[ -x $moto ]] || { echo "no $moto: run cargo run -p gauntlet -- provision" >&2; exit 2; }
+
+read -r version mirror < <(python3 - <<'PY'
+import os, tomllib
+pins = tomllib.load(open("live/aws-lane.toml", "rb"))["oracle"]
+v = pins["aws_provider"]
+dirs = [os.environ["CHOUDOUFU_BENCH_MIRROR"]] if os.environ.get("CHOUDOUFU_BENCH_MIRROR") else pins["provider_mirrors"]
+found = [d for d in dirs if os.path.isdir(f"{d}/registry.terraform.io/hashicorp/aws/{v}")]
+if not found:
+    raise SystemExit(f"aws provider {v} is in none of {dirs}")
+print(v, found[0])
+PY
+)
+
+cargo build --quiet --release -p engine --bin choudoufu
+choudoufu=$(realpath "${CARGO_TARGET_DIR:-target}/release/choudoufu")
+
+work=$(mktemp -d)
+moto_pid=
+cleanup() { [[ -n $moto_pid ]] && kill "$moto_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+printf 'provider_installation {\n  filesystem_mirror {\n    path = "%s"\n  }\n}\n' "$mirror" > "$work/cli.tfrc"
+export TF_CLI_CONFIG_FILE=$work/cli.tfrc CHECKPOINT_DISABLE=1 CHOUDOUFU_CACHE_DIR=$work/cache
+
+# requests LOG: how many requests moto has logged so far.
+requests() { grep -c '" [0-9][0-9][0-9] ' "$1" || true; }
+
+# timed LOG CMD...: prints "seconds requests" for one run of CMD.
+timed() {
+  local log=$1; shift
+  local before after start end
+  before=$(requests "$log")
+  start=$(date +%s.%N)
+  "$@" >/dev/null
+  end=$(date +%s.%N)
+  after=$(requests "$log")
+  echo "$(echo "$end - $start" | bc) $((after - before))"
+}
+
+echo "| objects | terraform plan (refresh) s | requests | choudoufu plan s | requests | ratio | choudoufu plan -no-records s | requests |"
+echo "|---|---|---|---|---|---|---|---|"
+for n in $sizes; do
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  log=$work/moto-$n.log
+  "$moto" -H 127.0.0.1 -p "$port" > "$log" 2>&1 &
+  moto_pid=$!
+  until curl -fs "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; do sleep 0.2; done
+  root=$work/root-$n
+  mkdir -p "$root"
+  # Objects: SSM parameters and tagged buckets, 4 to 1.
+  params=$(( n * 4 / 5 )); buckets=$(( n - params ))
+  cat > "$root/main.tf" <<TF
+terraform {
+  required_providers {
+    aws = { source = "hashicorp/aws", version = "$version" }
+  }
+}
+
+provider "aws" {
+  region                      = "us-east-1"
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_metadata_api_check     = true
+  skip_requesting_account_id  = true
+  s3_use_path_style           = true
+  endpoints {
+    s3                       = "http://127.0.0.1:$port"
+    ssm                      = "http://127.0.0.1:$port"
+    sts                      = "http://127.0.0.1:$port"
+    iam                      = "http://127.0.0.1:$port"
+    resourcegroupstaggingapi = "http://127.0.0.1:$port"
+  }
+}
+
+resource "aws_ssm_parameter" "p" {
+  count = $params
+  name  = "/bench/p/\${count.index}"
+  type  = "String"
+  value = "v\${count.index}"
+}
+
+resource "aws_s3_bucket" "b" {
+  count  = $buckets
+  bucket = "bench-\${count.index}"
+}
+TF
+  printf 'live {\n  estate = "bench"\n}\n' > "$root/live.hcl"
+  (cd "$root" && "$terraform" init -input=false >/dev/null && "$terraform" apply -auto-approve -input=false -parallelism=20 >/dev/null)
+  (cd "$root" && "$choudoufu" migrate >/dev/null)
+  (cd "$root" && "$choudoufu" plan >/dev/null)  # warm the schema cache
+  read -r tf_t tf_r < <(cd "$root" && timed "$log" "$terraform" plan -input=false -lock=false)
+  read -r ch_t ch_r < <(cd "$root" && timed "$log" "$choudoufu" plan)
+  read -r nr_t nr_r < <(cd "$root" && timed "$log" "$choudoufu" plan -no-records)
+  printf '| %d | %.2f | %d | %.2f | %d | %.2fx | %.2f | %d |\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$(echo "$ch_t / $tf_t" | bc -l)" "$nr_t" "$nr_r"
+  kill "$moto_pid"; wait "$moto_pid" 2>/dev/null || true; moto_pid=
+done
