@@ -1003,8 +1003,13 @@ impl Witness {
         .map(str::to_owned)
         .to_vec();
         if !tags.is_empty() {
+            // JSON, since the CLI's shorthand cannot hold an address's brackets.
+            let list: Vec<Value> = tags
+                .iter()
+                .map(|(k, v)| serde_json::json!({ "Key": k, "Value": v }))
+                .collect();
             args.push("--tags".into());
-            args.extend(tags.iter().map(|(k, v)| format!("Key={k},Value={v}")));
+            args.push(Value::Array(list).to_string());
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         self.call(&args).map(drop)
