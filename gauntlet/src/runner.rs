@@ -384,7 +384,10 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         engine: engine_root,
     };
     let mut cold = None;
-    let result = stages::cold_deploy(&lane).map(|(output, outcome)| {
+    let greenfield_runs = opts
+        .stop_after
+        .is_none_or(|last| last >= StageId::GreenfieldApply);
+    let result = stages::cold_deploy(&lane, greenfield_runs).map(|(output, outcome)| {
         cold = Some(outcome);
         output
     });

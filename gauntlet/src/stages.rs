@@ -161,7 +161,8 @@ pub struct ColdOutcome {
     /// The estate twin's state, which migrate takes.
     pub estate_state: Vec<StateInstance>,
     /// Every live object on the oracle twin, described field by field and
-    /// normalised: what greenfield apply must reproduce.
+    /// normalised: what greenfield apply must reproduce (empty when the run
+    /// stops before it).
     pub oracle_described: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
@@ -174,7 +175,12 @@ pub(crate) fn list(set: &BTreeSet<String>) -> String {
 }
 
 /// Cold deploy: stock terraform plans and applies the root on both twins.
-pub fn cold_deploy(lane: &Lane) -> Result<(StageOutput, ColdOutcome), StepError> {
+/// `describe_oracle`: whether greenfield apply will run, and so needs the
+/// oracle twin described as cold deploy leaves it.
+pub fn cold_deploy(
+    lane: &Lane,
+    describe_oracle: bool,
+) -> Result<(StageOutput, ColdOutcome), StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
     let breaks = lane.breaks;
@@ -386,15 +392,18 @@ pub fn cold_deploy(lane: &Lane) -> Result<(StageOutput, ColdOutcome), StepError>
         state_len,
         estate.resource_types.len()
     );
-    clock.say("Cold deploy: describing the oracle twin's objects for greenfield apply");
     let [(estate_state, ..), (_, oracle_live, ..)] = reads;
-    let oracle_described = lane
-        .oracle_twin()
-        .witness
-        .describe(&oracle_live)?
-        .into_iter()
-        .map(|(k, v)| (k, crate::witness::normalised(&v)))
-        .collect();
+    let oracle_described = if describe_oracle {
+        clock.say("Cold deploy: describing the oracle twin's objects for greenfield apply");
+        lane.oracle_twin()
+            .witness
+            .describe(&oracle_live)?
+            .into_iter()
+            .map(|(k, v)| (k, crate::witness::normalised(&v)))
+            .collect()
+    } else {
+        Default::default()
+    };
     let [_, oracle_plan] = plans;
     Ok((
         StageOutput {

@@ -19,6 +19,9 @@ use crate::oracle::StateInstance;
 use crate::process;
 use crate::substrate::Side;
 
+/// How many objects `Witness::describe` reads side by side.
+const DESCRIBE_AT_ONCE: usize = 4;
+
 /// The tag keys that mark an object as an estate's.
 pub const MARKER_KEYS: [&str; 2] = ["tofu-estate", "tofu-address"];
 
@@ -757,19 +760,28 @@ impl Witness {
             .iter()
             .flat_map(|(k, ids)| ids.iter().map(move |id| (*k, id)))
             .collect();
-        let results: Vec<Result<(String, Value), WitnessError>> = thread::scope(|s| {
-            let hs: Vec<_> = objects
-                .iter()
-                .map(|(k, id)| {
-                    let urls = &queue_urls;
-                    s.spawn(move || self.describe_one(*k, id, urls))
-                })
-                .collect();
-            hs.into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        results.into_iter().collect()
+        // A few at a time: each is a Python process or three, and twenty at
+        // once only make two cores thrash.
+        let mut out = BTreeMap::new();
+        for chunk in objects.chunks(DESCRIBE_AT_ONCE) {
+            let results: Vec<Result<(String, Value), WitnessError>> = thread::scope(|s| {
+                let hs: Vec<_> = chunk
+                    .iter()
+                    .map(|(k, id)| {
+                        let urls = &queue_urls;
+                        s.spawn(move || self.describe_one(*k, id, urls))
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            for r in results {
+                let (k, v) = r?;
+                out.insert(k, v);
+            }
+        }
+        Ok(out)
     }
 
     fn describe_one(
