@@ -678,9 +678,36 @@ impl Witness {
         .map(drop)
     }
 
-    pub fn delete_object(&self, bucket: &str, key: &str) -> Result<(), WitnessError> {
-        self.call(&["s3api", "delete-object", "--bucket", bucket, "--key", key])
-            .map(drop)
+    /// Deletes an object. In a versioned bucket this writes a delete marker,
+    /// whose version is returned so that [`Witness::delete_version`] can put
+    /// the object back exactly as it was.
+    pub fn delete_object(&self, bucket: &str, key: &str) -> Result<Option<String>, WitnessError> {
+        let v = self.call(&["s3api", "delete-object", "--bucket", bucket, "--key", key])?;
+        Ok(match (&v["DeleteMarker"], &v["VersionId"]) {
+            (Value::Bool(true), Value::String(id)) => Some(id.clone()),
+            _ => None,
+        })
+    }
+
+    /// Deletes one version of an object for good; deleting a delete marker
+    /// brings back the version under it.
+    pub fn delete_version(
+        &self,
+        bucket: &str,
+        key: &str,
+        version: &str,
+    ) -> Result<(), WitnessError> {
+        self.call(&[
+            "s3api",
+            "delete-object",
+            "--bucket",
+            bucket,
+            "--key",
+            key,
+            "--version-id",
+            version,
+        ])
+        .map(drop)
     }
 
     /// The keys in a bucket, or `None` if the bucket is gone.

@@ -688,16 +688,24 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
         Undeclared::S3Object { bucket, key, body } => Some((bucket, key, body)),
         _ => None,
     });
+    let mut delete_marker = None;
     if breaks.on(Toggle::RemoveUntouched) {
         if let Some((b, k, _)) = undeclared_s3 {
-            e.witness.delete_object(b, k)?;
+            delete_marker = e.witness.delete_object(b, k)?;
         }
     }
     let after = e.witness.inventory(&lane.kinds)?;
     let missing = missing_undeclared(&e.witness, &estate.undeclared)?;
     if breaks.on(Toggle::RemoveUntouched) {
+        // Put the object back as it was. In a versioned bucket that means
+        // removing the delete marker: a bucket left holding one makes the
+        // aws provider's force_destroy loop forever against moto, for stock
+        // terraform as for the engine.
         if let Some((b, k, body)) = undeclared_s3 {
-            e.witness.put_object(b, k, body)?;
+            match &delete_marker {
+                Some(marker) => e.witness.delete_version(b, k, marker)?,
+                None => e.witness.put_object(b, k, body)?,
+            }
         }
     }
     let replan = lane.engine.plan(clock, &[])?;
