@@ -106,6 +106,9 @@ enum Command {
         /// Do not ask for confirmation.
         #[arg(long)]
         force: bool,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
     },
     /// Show information about the providers the root in the working
     /// directory requires.
@@ -173,7 +176,11 @@ fn main() -> ExitCode {
         Command::Console { no_color } => return ExitCode::from(console(no_color)),
         Command::Validate { json, no_color } => return validate(json, no_color),
         Command::Migrate { state, no_color } => return run_migrate(&state, no_color),
-        Command::ForceUnlock { lock_id, force } => return report(force_unlock(&lock_id, force)),
+        Command::ForceUnlock {
+            lock_id,
+            force,
+            no_color: _,
+        } => return report(force_unlock(&lock_id, force)),
         Command::Plan {
             args,
             detailed_exitcode,

@@ -427,3 +427,99 @@ fn an_apply_killed_at_a_commit_loses_nothing() {
     let replan = e.run(&["plan", "-detailed-exitcode"]);
     assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
 }
+
+#[test]
+fn two_applies_of_one_estate_take_turns() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    // An SQS queue keeps the first apply busy for about 25 seconds.
+    root(
+        e.dir.path(),
+        &moto,
+        "resource \"aws_sqs_queue\" \"slow\" {\n  name = \"it-slow\"\n}\n",
+    );
+    let mut main = std::fs::read_to_string(e.dir.path().join("main.tf")).unwrap();
+    main = main
+        .replace(
+            "    iam                      =",
+            "    sqs                      = \"ENDPOINT\"\n    iam                      =",
+        )
+        .replace("ENDPOINT", &moto.endpoint);
+    std::fs::write(e.dir.path().join("main.tf"), main).unwrap();
+    let first = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+        .args(["apply", "-auto-approve", "-no-color"])
+        .current_dir(e.dir.path())
+        .env("TF_CLI_CONFIG_FILE", &e.tfrc)
+        .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
+        .env("HOME", e.home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = format!("/choudoufu/lock/{ESTATE}");
+    let started = std::time::Instant::now();
+    while parameter_tags(&moto, &lock).is_none() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the first apply never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let holder = moto.aws(&["ssm", "get-parameter", "--name", &lock]);
+    let holder: serde_json::Value =
+        serde_json::from_str(holder["Parameter"]["Value"].as_str().unwrap()).unwrap();
+
+    // The second run is refused at once, naming the holder.
+    let refused = e.run(&["apply", "-auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let out = text(&refused);
+    assert!(out.contains("is locked by another run"), "{out}");
+    assert!(out.contains(holder["ID"].as_str().unwrap()), "{out}");
+
+    // With a timeout it waits its turn, and finds nothing left to do.
+    let waited = e.run(&["apply", "-auto-approve", "-lock-timeout=120s"]);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(text(&first).contains("5 added"), "{}", text(&first));
+    assert!(waited.status.success(), "{}", text(&waited));
+    assert!(
+        text(&waited).contains("0 added, 0 changed, 0 destroyed"),
+        "{}",
+        text(&waited)
+    );
+    assert!(
+        parameter_tags(&moto, &lock).is_none(),
+        "the lock was not released"
+    );
+    let queues = moto.aws(&["sqs", "list-queues"]);
+    let urls: std::collections::BTreeSet<&str> = queues["QueueUrls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u.as_str())
+        .collect();
+    assert_eq!(urls.len(), 1, "{queues}");
+
+    // A lock left by a killed run is broken by its ID only.
+    moto.aws(&[
+        "ssm",
+        "put-parameter",
+        "--name",
+        &lock,
+        "--type",
+        "String",
+        "--value",
+        r#"{"ID":"dead-run","Operation":"OperationTypeApply","Who":"ci@gone","Created":"0"}"#,
+    ]);
+    let stuck = text(&e.run(&["apply", "-auto-approve"]));
+    assert!(stuck.contains("force-unlock dead-run"), "{stuck}");
+    assert_eq!(
+        e.run(&["force-unlock", "-force", "someone-else"])
+            .status
+            .code(),
+        Some(1)
+    );
+    let unlocked = e.run(&["force-unlock", "-force", "dead-run"]);
+    assert!(unlocked.status.success(), "{}", text(&unlocked));
+    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+}
