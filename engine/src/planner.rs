@@ -307,6 +307,17 @@ impl Planner<'_, '_> {
             if let Some(old) = &previous_addr {
                 self.stale_records.push(old.to_string());
             }
+            if let Some((id, state)) = &prior {
+                self.check_strict_markers(
+                    res,
+                    &addr,
+                    row,
+                    id,
+                    &state.value,
+                    previous_addr.is_some(),
+                )?;
+            }
+            self.check_strict_secrets(res, &addr, row, &schema, &config)?;
             let live = prior.as_ref().map(|p| &p.1.value);
             let config = keep_live_json(ignore_changes(res, config, live), live);
             let marked = match row.marks {
@@ -322,6 +333,7 @@ impl Planner<'_, '_> {
                     continue;
                 }
                 (None, false) => {
+                    self.check_strict_create(res, &addr, row)?;
                     let planned = plan_create(provider, &key.type_name, &schema, &marked)
                         .await
                         .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
@@ -487,6 +499,101 @@ impl Planner<'_, '_> {
                 }
             }
         }
+    }
+
+    /// The strict profile's `marker_repair = "never"`: an object whose
+    /// address marker names another address (other than by a moved block)
+    /// is refused instead of re-marked.
+    fn check_strict_markers(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+        row: &Row,
+        id: &str,
+        live: &Value,
+        moved: bool,
+    ) -> Result<(), Diagnostics> {
+        if !self.req.settings.strict.never_repair_markers || row.marks != Marks::Tags || moved {
+            return Ok(());
+        }
+        let address = match marker::owner(live) {
+            Owner::Estate { address, .. } => address,
+            Owner::Nobody => return Ok(()),
+        };
+        if address.as_deref() == Some(addr.to_string().as_str()) {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            "Strict profile: marker repair refused",
+            format!(
+                "{addr} binds the live object {id}, whose {} marker says {}. The strict profile (marker_repair = \"never\") does not rewrite markers: add a moved block if the block was renamed, or fix the marker by hand.",
+                marker::ADDRESS_TAG,
+                address.map_or("nothing".to_string(), |a| format!("\"{a}\""))
+            ),
+        )
+        .at(res.range.clone())
+        .about(addr.to_string())
+        .into())
+    }
+
+    /// The strict profile's `secrets = "refuse"`: a block whose sensitive
+    /// values would have to be kept in the record store is refused.
+    fn check_strict_secrets(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+        row: &Row,
+        schema: &Schema,
+        config: &Value,
+    ) -> Result<(), Diagnostics> {
+        if !self.req.settings.strict.refuse_secrets {
+            return Ok(());
+        }
+        for name in row.config_only {
+            let Some(v) = config.get(name).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            let declared = schema
+                .block
+                .attributes
+                .get(*name)
+                .is_some_and(|a| a.sensitive);
+            if declared || v.sensitive || v.has_sensitive() {
+                return Err(Diagnostic::error(
+                    "Strict profile: secret refused",
+                    format!("{addr} sets {name}, a sensitive value the provider cannot read back, so the record store would have to keep it. The strict profile (secrets = \"refuse\") stores no secrets."),
+                )
+                .at(res.range.clone())
+                .about(addr.to_string())
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The strict profile's `no_source_create = "refuse"`: no object is
+    /// created that only the record store could find again.
+    fn check_strict_create(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+        row: &Row,
+    ) -> Result<(), Diagnostics> {
+        if !self.req.settings.strict.refuse_no_source_create
+            || !matches!(row.locate, Locate::Record)
+        {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            "Strict profile: create refused",
+            format!(
+                "{addr} would create a {} object, which nothing in the live system or the configuration names: only the record store could find it again. The strict profile (no_source_create = \"refuse\") refuses such creates.",
+                res.key.type_name
+            ),
+        )
+        .at(res.range.clone())
+        .about(addr.to_string())
+        .into())
     }
 
     fn check_prevent_destroy(

@@ -523,3 +523,55 @@ fn two_applies_of_one_estate_take_turns() {
     assert!(unlocked.status.success(), "{}", text(&unlocked));
     assert!(e.run(&["apply", "-auto-approve"]).status.success());
 }
+
+#[test]
+fn the_strict_profile_refuses_to_repair_markers() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    root(e.dir.path(), &moto, "");
+    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+    moto.aws(&[
+        "ssm",
+        "add-tags-to-resource",
+        "--resource-type",
+        "Parameter",
+        "--resource-id",
+        "/it/shard/0",
+        "--tags",
+        "Key=tofu-address,Value=aws_ssm_parameter.elsewhere",
+    ]);
+
+    // By default the plan repairs the marker in place.
+    let repair = text(&e.run(&["plan"]));
+    assert!(
+        repair.contains("# aws_ssm_parameter.shard[0] will be updated in-place"),
+        "{repair}"
+    );
+    assert!(
+        repair.contains("\"aws_ssm_parameter.elsewhere\" -> \"aws_ssm_parameter.shard[0]\""),
+        "{repair}"
+    );
+
+    // Under the strict profile it refuses, by address, and changes nothing.
+    std::fs::write(
+        e.dir.path().join("live.hcl"),
+        format!("live {{\n  estate = \"{ESTATE}\"\n  strict {{\n    marker_repair = \"never\"\n  }}\n}}\n"),
+    )
+    .unwrap();
+    let refused = e.run(&["apply", "-auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let out = flat(&text(&refused));
+    assert!(
+        out.contains("Strict profile: marker repair refused"),
+        "{out}"
+    );
+    assert!(
+        out.contains("aws_ssm_parameter.shard[0] binds the live object /it/shard/0"),
+        "{out}"
+    );
+    let tags = parameter_tags(&moto, "/it/shard/0").unwrap();
+    assert_eq!(
+        tag(&tags, "tofu-address"),
+        Some("aws_ssm_parameter.elsewhere")
+    );
+}
