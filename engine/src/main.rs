@@ -505,6 +505,19 @@ async fn plan_and_apply(
                 {
                     Ok(done) => {
                         println!("\n{}", apply_complete(&done, args.destroy, !args.no_color));
+                        if !args.destroy && !done.outputs.is_empty() {
+                            println!("\nOutputs:\n");
+                            for (name, value) in &done.outputs {
+                                let sensitive =
+                                    ws.module.outputs.get(name).is_some_and(|o| o.sensitive)
+                                        || value.has_sensitive();
+                                if sensitive {
+                                    println!("{name} = <sensitive>");
+                                } else {
+                                    println!("{name} = {}", engine::eval::format::console(value));
+                                }
+                            }
+                        }
                         ExitCode::SUCCESS
                     }
                     Err((done, d)) => {
