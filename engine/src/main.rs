@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use engine::diag;
-use engine::eval::{self, format, Diagnostic, Scope};
+use engine::eval::{self, format, Diagnostic};
 use std::io::{BufRead, Write};
 
 #[derive(Parser)]
@@ -770,7 +770,24 @@ fn init_logging() {
 
 /// The console loop; returns the exit code (1 if any expression failed).
 fn console(no_color: bool) -> u8 {
-    let scope = Scope::default();
+    // In a root, its variables and locals are in scope.
+    let root = std::env::current_dir().unwrap_or_default();
+    let (module, diags) = engine::config::load(&root);
+    let style = diag::Style::new(!no_color);
+    if diags.has_errors() {
+        eprint!("{}", diag::render_all(&diags, module.sources(), style));
+        return 1;
+    }
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let scope = match engine::eval::inputs::collect(&module, &[], &env)
+        .and_then(|vars| engine::eval::module::console_scope(&module, vars))
+    {
+        Ok(scope) => scope,
+        Err(d) => {
+            eprint!("{}", diag::render_all(&d, module.sources(), style));
+            return 1;
+        }
+    };
     let stdout = std::io::stdout();
     let mut failed = false;
     for line in std::io::stdin().lock().lines() {
