@@ -343,12 +343,9 @@ impl<'a> Walk<'a> {
                 let mut jobs = Vec::new();
                 for (inst_key, instance) in exp.instances() {
                     let addr = instance_addr(key, inst_key);
+                    // Not in the plan (left out by -target): untouched.
                     let Some(step) = self.planned.steps.get(&addr) else {
-                        return Err(Diagnostic::error(
-                            "Plan no longer matches the configuration",
-                            format!("{addr} was not in the plan; plan again."),
-                        )
-                        .into());
+                        continue;
                     };
                     let config = match step.action {
                         Action::Create | Action::Update | Action::Replace { .. } => {

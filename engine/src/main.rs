@@ -137,6 +137,9 @@ struct PlanArgs {
     /// never prompts for variables).
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
     input: Option<String>,
+    /// Plan only this resource or instance (and what it depends on).
+    #[arg(long = "target", value_name = "ADDRESS")]
+    targets: Vec<String>,
     /// Limit the number of concurrent changes.
     #[arg(long, default_value_t = engine::apply::DEFAULT_PARALLELISM)]
     parallelism: usize,
@@ -414,12 +417,23 @@ async fn plan_and_apply(
     {
         let root = root.to_path_buf();
         let sources = sources.clone();
+        let mut targets = Vec::new();
+        for t in &args.targets {
+            match t.parse::<engine::addr::ResourceInstanceAddr>() {
+                Ok(a) => targets.push(a),
+                Err(e) => {
+                    eprintln!("Error: Invalid target {t:?}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         let req = engine::planner::Request {
             module: &ws.module,
             settings: &ws.settings,
             vars: ws.vars.clone(),
             destroy: args.destroy,
             use_records: !args.no_records,
+            targets,
         };
         let planned = match engine::planner::plan(&req, &mut ws.sessions, &ws.store).await {
             Ok(p) => p,

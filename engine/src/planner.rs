@@ -41,6 +41,9 @@ pub struct Request<'a> {
     pub destroy: bool,
     /// Read records from the store (the store is always written).
     pub use_records: bool,
+    /// `-target` addresses (resources or instances): plan only these and
+    /// what they depend on, and sweep nothing.
+    pub targets: Vec<ResourceInstanceAddr>,
 }
 
 /// One instance's planned change, with what apply needs to carry it out.
@@ -109,6 +112,7 @@ pub async fn plan(
         changes: Vec::new(),
         diags: Diagnostics::default(),
         stale_records: Vec::new(),
+        needed: needed_by_targets(&graph, &req.targets),
     };
     for node in &order {
         p.node(node, sessions).await?;
@@ -116,7 +120,15 @@ pub async fn plan(
     if p.diags.has_errors() {
         return Err(p.diags);
     }
-    let orphans = p.sweep(sessions).await?;
+    let orphans = if req.targets.is_empty() {
+        p.sweep(sessions).await?
+    } else {
+        p.diags.push(Diagnostic::warning(
+            "Resource targeting is in effect",
+            "You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes, or when Terraform specifically suggests to use it as part of an error message.",
+        ));
+        Vec::new()
+    };
     if p.diags.has_errors() {
         return Err(p.diags);
     }
@@ -150,6 +162,8 @@ struct Planner<'a, 'r> {
     diags: Diagnostics,
     /// Records left at an old address by a rename.
     stale_records: Vec<String>,
+    /// With `-target`: the blocks the targets need, themselves included.
+    needed: Option<BTreeSet<ResourceKey>>,
 }
 
 impl Planner<'_, '_> {
@@ -185,6 +199,10 @@ impl Planner<'_, '_> {
                     .scope_for(&config.config.references(), &Instance::default());
                 let value = decode(&config.config, &schema.provider.block, &scope)?;
                 sessions.configure(p, value).await?;
+            }
+            Node::Resource(key) if !self.targeted(key) => {
+                let unknown = Value::unknown(Type::Dynamic);
+                self.values.resources.insert(key.clone(), unknown);
             }
             Node::Resource(key) => {
                 let res = &module.resources[key];
@@ -253,6 +271,9 @@ impl Planner<'_, '_> {
         let mut inputs = Vec::new();
         for (inst_key, instance) in exp.instances() {
             let addr = instance_addr(key, inst_key.clone());
+            if !self.targets_instance(&addr) {
+                continue;
+            }
             let scope = self.values.scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
             let record = if self.req.use_records {
@@ -440,6 +461,26 @@ impl Planner<'_, '_> {
         };
         self.values.resources.insert(key.clone(), whole);
         Ok(())
+    }
+
+    /// Whether `-target` reaches a block: no targets, a target in it, or a
+    /// target that depends on it.
+    fn targeted(&self, key: &ResourceKey) -> bool {
+        self.needed.as_ref().is_none_or(|n| n.contains(key))
+    }
+
+    /// Whether `-target` reaches one instance: its block is a dependency of
+    /// a target, or a target names the block or this instance.
+    fn targets_instance(&self, addr: &ResourceInstanceAddr) -> bool {
+        let t = &self.req.targets;
+        if t.is_empty() {
+            return true;
+        }
+        let same_block = |x: &ResourceInstanceAddr| {
+            x.mode == addr.mode && x.type_name == addr.type_name && x.name == addr.name
+        };
+        let named = t.iter().filter(|x| same_block(x)).collect::<Vec<_>>();
+        named.is_empty() || named.iter().any(|x| x.key.is_none() || x.key == addr.key)
     }
 
     /// Remembers the identifying values of an object this estate owns.
@@ -825,6 +866,39 @@ pub async fn configure_providers(
         }
     }
     Ok(())
+}
+
+/// The blocks `-target` addresses need: the targets' blocks and everything
+/// they depend on; `None` without targets.
+fn needed_by_targets(
+    graph: &Graph,
+    targets: &[ResourceInstanceAddr],
+) -> Option<BTreeSet<ResourceKey>> {
+    if targets.is_empty() {
+        return None;
+    }
+    let mut todo: Vec<Node> = targets
+        .iter()
+        .map(|t| {
+            Node::Resource(ResourceKey {
+                mode: t.mode,
+                type_name: t.type_name.clone(),
+                name: t.name.clone(),
+            })
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut out = BTreeSet::new();
+    while let Some(n) = todo.pop() {
+        if !seen.insert(n.clone()) {
+            continue;
+        }
+        if let Node::Resource(k) = &n {
+            out.insert(k.clone());
+        }
+        todo.extend(graph.deps(&n).cloned());
+    }
+    Some(out)
 }
 
 /// Whether a `moved` block renames `old` to `new` (whole resources or
