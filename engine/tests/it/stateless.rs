@@ -575,3 +575,129 @@ fn the_strict_profile_refuses_to_repair_markers() {
         Some("aws_ssm_parameter.elsewhere")
     );
 }
+
+/// Every type of the reference estate that settles at once (its SQS
+/// queues take 25 s each and add nothing to the question): nine instances
+/// with references across six types.
+fn commit_points_root(dir: &Path, moto: &Moto) {
+    root(
+        dir,
+        moto,
+        r#"
+resource "aws_s3_bucket_versioning" "data" {
+  bucket = aws_s3_bucket.data.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_iam_role" "worker" {
+  name = "it-worker"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { Service = "lambda.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+}
+
+resource "aws_iam_policy" "worker" {
+  name = "it-worker"
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "s3:GetObject", Resource = "${aws_s3_bucket.data.arn}/*" }]
+  })
+}
+
+resource "aws_iam_role_policy_attachment" "worker" {
+  role       = aws_iam_role.worker.name
+  policy_arn = aws_iam_policy.worker.arn
+}
+
+resource "aws_dynamodb_table" "state" {
+  name         = "it-state"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+}
+"#,
+    );
+    let main = std::fs::read_to_string(dir.join("main.tf"))
+        .unwrap()
+        .replace(
+            "    iam                      =",
+            &format!(
+                "    dynamodb                 = \"{}\"\n    iam                      =",
+                moto.endpoint
+            ),
+        );
+    std::fs::write(dir.join("main.tf"), main).unwrap();
+}
+
+#[test]
+fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    commit_points_root(e.dir.path(), &moto);
+    let addresses = [
+        "aws_s3_bucket.data",
+        "aws_s3_bucket_versioning.data",
+        "aws_s3_bucket_policy.data",
+        "aws_iam_role.worker",
+        "aws_iam_policy.worker",
+        "aws_iam_role_policy_attachment.worker",
+        "aws_dynamodb_table.state",
+        "aws_ssm_parameter.shard[0]",
+        "aws_ssm_parameter.shard[1]",
+    ];
+    let total = addresses.len();
+    let mut table = vec![format!(
+        "{:<40} {:>9} {:>14} {:>9}",
+        "killed after", "committed", "next plan adds", "remainder"
+    )];
+    let mut wrong = Vec::new();
+    for kill_at in addresses {
+        let killed = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+            .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
+            .current_dir(e.dir.path())
+            .env("TF_CLI_CONFIG_FILE", &e.tfrc)
+            .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
+            .env("HOME", e.home.path())
+            .env("CHOUDOUFU_TEST_SIGTERM_AFTER", kill_at)
+            .output()
+            .unwrap();
+        let out = text(&killed);
+        assert_eq!(killed.status.code(), Some(1), "{kill_at}: {out}");
+        let committed = out.matches("Creation complete").count();
+        let next = text(&e.run(&["plan"]));
+        let adds: Vec<&str> = next
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("# "))
+            .filter_map(|l| l.strip_suffix(" will be created"))
+            .collect();
+        let others = next.contains("will be destroyed")
+            || next.contains("updated in-place")
+            || next.contains("must be replaced");
+        table.push(format!(
+            "{kill_at:<40} {committed:>9} {:>14} {:>9}",
+            adds.len(),
+            total - committed
+        ));
+        if adds.len() != total - committed || others || adds.contains(&kill_at) {
+            wrong.push(format!(
+                "killed after {kill_at}: {committed} committed, next plan:\n{next}"
+            ));
+        }
+        let converged = e.run(&["apply", "-auto-approve"]);
+        assert!(converged.status.success(), "{}", text(&converged));
+        assert_eq!(
+            e.run(&["plan", "-detailed-exitcode"]).status.code(),
+            Some(0)
+        );
+        let destroyed = e.run(&["destroy", "-auto-approve"]);
+        assert!(destroyed.status.success(), "{}", text(&destroyed));
+    }
+    println!("{}", table.join("\n"));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
