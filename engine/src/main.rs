@@ -813,6 +813,21 @@ fn console(no_color: bool) -> u8 {
         if line.is_empty() {
             continue;
         }
+        // References to what the root does not declare get terraform's
+        // words before evaluation, as in a block.
+        if let Ok(expr) = hcl_edit::parser::parse_expr(line) {
+            let file = engine::source::SourceFile::new("<console-input>", line.to_string());
+            let refs = engine::config::refs::references(&engine::config::Expr::new(expr, file));
+            if let Some(d) = engine::graph::check_references(&module, &refs)
+                .iter()
+                .next()
+            {
+                failed = true;
+                let d = Diagnostic::new(d.summary.clone(), d.detail.clone());
+                eprint!("{}", render_diagnostic(&d, no_color));
+                continue;
+            }
+        }
         match eval::eval_str(&scope, line) {
             Ok(v) => {
                 let mut out = stdout.lock();
