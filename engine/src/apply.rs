@@ -18,7 +18,7 @@ use crate::planner::{instance_addr, Planned, Request, Step};
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::{Provider, ProviderError, ResourceState};
-use crate::record::{self, Record, RecordStore};
+use crate::record::{Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Type, Value};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -471,23 +471,13 @@ async fn change(
             // A bound object with no record (the store was lost, or the
             // block was renamed) gets one again.
             if let (Some(prior), Ok(None)) = (&step.prior, shared.store.get(&step.addr)) {
-                let mut r = Record {
-                    address: step.addr.to_string(),
-                    type_name: step.type_name.clone(),
-                    id: step.id.clone(),
-                    ..Record::default()
-                };
-                for name in row.config_only {
-                    if let Some(j) = prior
-                        .value
-                        .get(name)
-                        .filter(|v| !v.is_null())
-                        .and_then(record::to_json)
-                    {
-                        r.config_only.insert(name.to_string(), j);
-                    }
-                }
-                r.set_private(&prior.private);
+                let r = Record::of(
+                    step.addr.to_string(),
+                    &step.type_name,
+                    step.id.clone(),
+                    row.config_only,
+                    prior,
+                );
                 shared.store.put(&r).map_err(|e| {
                     Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
                 })?;
@@ -602,23 +592,13 @@ fn record(
             .collect::<Option<Vec<_>>>()
             .map(|p| p.join(sep)),
     };
-    let mut r = Record {
-        address: step.addr.to_string(),
-        type_name: step.type_name.clone(),
+    let r = Record::of(
+        step.addr.to_string(),
+        &step.type_name,
         id,
-        ..Record::default()
-    };
-    for name in row.config_only {
-        if let Some(j) = state
-            .value
-            .get(name)
-            .filter(|v| !v.is_null())
-            .and_then(record::to_json)
-        {
-            r.config_only.insert(name.to_string(), j);
-        }
-    }
-    r.set_private(&state.private);
+        row.config_only,
+        state,
+    );
     store.put(&r).map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(

@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::proposed::proposed_new;
 use crate::provider::schema::{Block, Nesting};
 use crate::provider::{Provider, ResourceState};
-use crate::record::{self, Record, RecordStore};
+use crate::record::{Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Value};
 use base64::Engine as _;
@@ -255,23 +255,7 @@ async fn migrate_one(
         Locate::Lookup { id, .. } => text(id),
         Locate::Template(_) | Locate::Record => text("id"),
     };
-    let mut r = Record {
-        address,
-        type_name: type_name.to_string(),
-        id,
-        ..Record::default()
-    };
-    for name in row.config_only {
-        if let Some(j) = live
-            .value
-            .get(name)
-            .filter(|v| !v.is_null())
-            .and_then(record::to_json)
-        {
-            r.config_only.insert(name.to_string(), j);
-        }
-    }
-    r.set_private(&live.private);
+    let r = Record::of(address, type_name, id, row.config_only, &live);
     if let Err(e) = store.put(&r) {
         return Outcome::Failed(e.to_string());
     }
