@@ -6,7 +6,7 @@
 //! change writes its record the moment it commits.
 
 use crate::addr::{Mode, ResourceInstanceAddr};
-use crate::bind::identity::{self, Locate, Marks, Row};
+use crate::bind::identity::{self, Marks, Row};
 use crate::bind::marker;
 use crate::config::Resource;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -569,7 +569,7 @@ async fn create_or_update(
         ));
         shared.done.borrow_mut().changed += 1;
     }
-    record(shared.store, step, row, config, &state)?;
+    record(shared.store, step, row, &state)?;
     shared.committed(addr);
     Ok(state.value)
 }
@@ -578,20 +578,9 @@ fn record(
     store: &RecordStore,
     step: &Step,
     row: &Row,
-    config: &Value,
     state: &ResourceState,
 ) -> Result<(), Diagnostics> {
-    let text = |v: &Value, a: &str| v.get(a).and_then(Value::as_str).map(str::to_string);
-    let id = match row.locate {
-        Locate::Record | Locate::Template(_) => text(&state.value, "id"),
-        Locate::Lookup { id, .. } => text(&state.value, id),
-        Locate::Attr(a) => text(config, a),
-        Locate::Joined(attrs, sep) => attrs
-            .iter()
-            .map(|a| text(config, a))
-            .collect::<Option<Vec<_>>>()
-            .map(|p| p.join(sep)),
-    };
+    let id = row.import_id(&state.value);
     let r = Record::of(
         step.addr.to_string(),
         &step.type_name,

@@ -7,7 +7,7 @@
 //! state file is only read.
 
 use crate::addr::ResourceInstanceAddr;
-use crate::bind::identity::{self, Locate, Marks};
+use crate::bind::identity::{self, Marks};
 use crate::bind::marker::{self, Owner};
 use crate::config::ProviderRef;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -239,22 +239,7 @@ async fn migrate_one(
             }
         },
     };
-    let text = |a: &str| {
-        live.value
-            .get(a)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let id = match row.locate {
-        Locate::Attr(a) => text(a),
-        Locate::Joined(attrs, sep) => attrs
-            .iter()
-            .map(|a| text(a))
-            .collect::<Option<Vec<_>>>()
-            .map(|p| p.join(sep)),
-        Locate::Lookup { id, .. } => text(id),
-        Locate::Template(_) | Locate::Record => text("id"),
-    };
+    let id = row.import_id(&live.value);
     let r = Record::of(address, type_name, id, row.config_only, &live);
     if let Err(e) = store.put(&r) {
         return Outcome::Failed(e.to_string());
