@@ -6,7 +6,7 @@
 //! change writes its record the moment it commits.
 
 use crate::addr::{Mode, ResourceInstanceAddr};
-use crate::bind::identity::{self, Locate, Marks, Row};
+use crate::bind::identity::{self, Marks, Row};
 use crate::bind::marker;
 use crate::config::Resource;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -18,7 +18,7 @@ use crate::planner::{instance_addr, Planned, Request, Step};
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::{Provider, ProviderError, ResourceState};
-use crate::record::{self, Record, RecordStore};
+use crate::record::{Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Type, Value};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -343,12 +343,9 @@ impl<'a> Walk<'a> {
                 let mut jobs = Vec::new();
                 for (inst_key, instance) in exp.instances() {
                     let addr = instance_addr(key, inst_key);
+                    // Not in the plan (left out by -target): untouched.
                     let Some(step) = self.planned.steps.get(&addr) else {
-                        return Err(Diagnostic::error(
-                            "Plan no longer matches the configuration",
-                            format!("{addr} was not in the plan; plan again."),
-                        )
-                        .into());
+                        continue;
                     };
                     let config = match step.action {
                         Action::Create | Action::Update | Action::Replace { .. } => {
@@ -474,23 +471,13 @@ async fn change(
             // A bound object with no record (the store was lost, or the
             // block was renamed) gets one again.
             if let (Some(prior), Ok(None)) = (&step.prior, shared.store.get(&step.addr)) {
-                let mut r = Record {
-                    address: step.addr.to_string(),
-                    type_name: step.type_name.clone(),
-                    id: step.id.clone(),
-                    ..Record::default()
-                };
-                for name in row.config_only {
-                    if let Some(j) = prior
-                        .value
-                        .get(name)
-                        .filter(|v| !v.is_null())
-                        .and_then(record::to_json)
-                    {
-                        r.config_only.insert(name.to_string(), j);
-                    }
-                }
-                r.set_private(&prior.private);
+                let r = Record::of(
+                    step.addr.to_string(),
+                    &step.type_name,
+                    step.id.clone(),
+                    row.config_only,
+                    prior,
+                );
                 shared.store.put(&r).map_err(|e| {
                     Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
                 })?;
@@ -582,7 +569,7 @@ async fn create_or_update(
         ));
         shared.done.borrow_mut().changed += 1;
     }
-    record(shared.store, step, row, config, &state)?;
+    record(shared.store, step, row, &state)?;
     shared.committed(addr);
     Ok(state.value)
 }
@@ -591,37 +578,16 @@ fn record(
     store: &RecordStore,
     step: &Step,
     row: &Row,
-    config: &Value,
     state: &ResourceState,
 ) -> Result<(), Diagnostics> {
-    let text = |v: &Value, a: &str| v.get(a).and_then(Value::as_str).map(str::to_string);
-    let id = match row.locate {
-        Locate::Record | Locate::Template(_) => text(&state.value, "id"),
-        Locate::Lookup { id, .. } => text(&state.value, id),
-        Locate::Attr(a) => text(config, a),
-        Locate::Joined(attrs, sep) => attrs
-            .iter()
-            .map(|a| text(config, a))
-            .collect::<Option<Vec<_>>>()
-            .map(|p| p.join(sep)),
-    };
-    let mut r = Record {
-        address: step.addr.to_string(),
-        type_name: step.type_name.clone(),
+    let id = row.import_id(&state.value);
+    let r = Record::of(
+        step.addr.to_string(),
+        &step.type_name,
         id,
-        ..Record::default()
-    };
-    for name in row.config_only {
-        if let Some(j) = state
-            .value
-            .get(name)
-            .filter(|v| !v.is_null())
-            .and_then(record::to_json)
-        {
-            r.config_only.insert(name.to_string(), j);
-        }
-    }
-    r.set_private(&state.private);
+        row.config_only,
+        state,
+    );
     store.put(&r).map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(

@@ -250,6 +250,20 @@ impl Graph {
     }
 }
 
+/// Checks references written outside any block (the console's input)
+/// against what `module` declares, with terraform's errors.
+pub fn check_references(module: &Module, refs: &[Reference]) -> Diagnostics {
+    let mut b = Builder {
+        module,
+        graph: Graph::default(),
+        diags: Diagnostics::default(),
+    };
+    for r in refs {
+        b.check(r, PLAIN);
+    }
+    b.diags
+}
+
 /// The diagnostic for a cycle, naming every block in it.
 pub fn cycle_diagnostic(cycle: &[Node]) -> Diagnostic {
     let names: Vec<String> = cycle.iter().map(Node::to_string).collect();

@@ -11,6 +11,7 @@ pub mod diag;
 pub mod eval;
 pub mod graph;
 pub mod live;
+pub mod lock;
 pub mod migrate;
 pub mod plan;
 pub mod planner;

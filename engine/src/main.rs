@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use engine::diag;
-use engine::eval::{self, format, Diagnostic, Scope};
+use engine::eval::{self, format, Diagnostic};
 use std::io::{BufRead, Write};
 
 #[derive(Parser)]
@@ -98,6 +98,18 @@ enum Command {
         #[arg(long = "no-color")]
         no_color: bool,
     },
+    /// Break the estate's lock left by a run that was killed: only when its
+    /// ID is LOCK_ID.
+    ForceUnlock {
+        /// The lock's ID, as the refused run printed it.
+        lock_id: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        force: bool,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
     /// Show information about the providers the root in the working
     /// directory requires.
     Providers {
@@ -125,9 +137,18 @@ struct PlanArgs {
     /// never prompts for variables).
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
     input: Option<String>,
+    /// Plan only this resource or instance (and what it depends on).
+    #[arg(long = "target", value_name = "ADDRESS")]
+    targets: Vec<String>,
     /// Limit the number of concurrent changes.
     #[arg(long, default_value_t = engine::apply::DEFAULT_PARALLELISM)]
     parallelism: usize,
+    /// Do not take the estate's lock (apply and destroy take it by default).
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
+    lock: String,
+    /// How long to wait for another run's lock, e.g. 30s or 5m.
+    #[arg(long = "lock-timeout", default_value = "0s")]
+    lock_timeout: String,
     /// Plan without the record store (it is still written on apply).
     #[arg(long = "no-records")]
     no_records: bool,
@@ -158,6 +179,11 @@ fn main() -> ExitCode {
         Command::Console { no_color } => return ExitCode::from(console(no_color)),
         Command::Validate { json, no_color } => return validate(json, no_color),
         Command::Migrate { state, no_color } => return run_migrate(&state, no_color),
+        Command::ForceUnlock {
+            lock_id,
+            force,
+            no_color: _,
+        } => return report(force_unlock(&lock_id, force)),
         Command::Plan {
             args,
             detailed_exitcode,
@@ -307,26 +333,123 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
             }
         };
         let sources = ws.module.sources().clone();
+        let mut lock = None;
+        if matches!(mode, Mode::Apply { .. }) && args.lock != "false" {
+            match take_lock(&mut ws, args).await {
+                Ok(l) => lock = l,
+                Err(e) => {
+                    ws.sessions.close().await;
+                    return report(Err(e));
+                }
+            }
+        }
+        let code = plan_and_apply(&mut ws, args, mode, &root, &sources, style).await;
+        if let Some(l) = lock {
+            if let Err(e) = l.release().await {
+                eprintln!("\nError releasing the estate lock: {e}");
+            }
+        }
+        ws.sessions.close().await;
+        code
+    })
+}
+
+/// Takes the estate's lock in the live system (when the root uses the aws
+/// provider, where the lock lives).
+async fn take_lock(
+    ws: &mut engine::workspace::Workspace,
+    args: &PlanArgs,
+) -> anyhow::Result<Option<engine::lock::Lock>> {
+    if ws.sessions.schema("aws").is_none() {
+        return Ok(None);
+    }
+    let timeout = parse_duration(&args.lock_timeout)?;
+    engine::planner::configure_providers(&ws.module, ws.vars.clone(), &mut ws.sessions)
+        .await
+        .map_err(|d| anyhow::anyhow!("{d}"))?;
+    let aws = engine::config::ProviderRef {
+        name: "aws".into(),
+        alias: None,
+    };
+    let provider = ws
+        .sessions
+        .get(&aws)
+        .await
+        .map_err(|d| anyhow::anyhow!("{d}"))?
+        .clone();
+    let operation = if args.destroy {
+        "OperationTypeDestroy"
+    } else {
+        "OperationTypeApply"
+    };
+    Ok(Some(
+        engine::lock::acquire(&provider, &ws.settings.estate, operation, timeout).await?,
+    ))
+}
+
+/// A duration as terraform writes them: `0s`, `30s`, `5m`, `1h`.
+fn parse_duration(text: &str) -> anyhow::Result<std::time::Duration> {
+    let (n, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = n
+        .parse()
+        .map_err(|_| anyhow::anyhow!("invalid duration {text:?}: use 0s, 30s, 5m or 1h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => anyhow::bail!("invalid duration {text:?}: use 0s, 30s, 5m or 1h"),
+    };
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+/// Plans, and for `apply` and `destroy`, applies.
+async fn plan_and_apply(
+    ws: &mut engine::workspace::Workspace,
+    args: &PlanArgs,
+    mode: Mode,
+    root: &std::path::Path,
+    sources: &diag::Sources,
+    style: diag::Style,
+) -> ExitCode {
+    {
+        let root = root.to_path_buf();
+        let sources = sources.clone();
+        let mut targets = Vec::new();
+        for t in &args.targets {
+            match t.parse::<engine::addr::ResourceInstanceAddr>() {
+                Ok(a) => targets.push(a),
+                Err(e) => {
+                    eprintln!("Error: Invalid target {t:?}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         let req = engine::planner::Request {
             module: &ws.module,
             settings: &ws.settings,
             vars: ws.vars.clone(),
             destroy: args.destroy,
             use_records: !args.no_records,
+            targets,
         };
         let planned = match engine::planner::plan(&req, &mut ws.sessions, &ws.store).await {
             Ok(p) => p,
             Err(d) => {
                 eprint!("{}", diag::render_all(&d, &sources, style));
-                ws.sessions.close().await;
                 return ExitCode::FAILURE;
             }
         };
         eprint!("{}", diag::render_all(&planned.warnings, &sources, style));
-        if let Mode::Apply { saved: Some(approved), .. } = &mode {
+        if let Mode::Apply {
+            saved: Some(approved),
+            ..
+        } = &mode
+        {
             let (path, saved) = approved.as_ref();
             if let Err(e) = saved.check_origin(path, &ws.settings.estate, &root, &ws.vars) {
-                ws.sessions.close().await;
                 return report(Err(e.into()));
             }
             let moved = saved.moved(&engine::saved::digests(&planned));
@@ -337,19 +460,30 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
                     eprintln!("  - {m}");
                 }
                 eprintln!("\nNothing was applied. Make and review a new plan.");
-                ws.sessions.close().await;
                 return ExitCode::from(3);
             }
         } else {
-            print!("{}", engine::plan::render::human(&planned.plan, !args.no_color));
+            print!(
+                "{}",
+                engine::plan::render::human(&planned.plan, !args.no_color)
+            );
         }
         let code = match mode {
-            Mode::Plan { detailed_exitcode, out } => {
+            Mode::Plan {
+                detailed_exitcode,
+                out,
+            } => {
                 if let Some(out) = out {
                     let text = engine::plan::render::human(&planned.plan, false);
-                    let saved = engine::saved::SavedPlan::new(&planned, &ws.settings.estate, &root, &ws.vars, args.destroy, text);
+                    let saved = engine::saved::SavedPlan::new(
+                        &planned,
+                        &ws.settings.estate,
+                        &root,
+                        &ws.vars,
+                        args.destroy,
+                        text,
+                    );
                     if let Err(e) = saved.write(&out) {
-                        ws.sessions.close().await;
                         return report(Err(e.into()));
                     }
                     println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run the following command to apply:\n    choudoufu apply \"{}\"", out.display(), out.display());
@@ -360,20 +494,44 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
                     ExitCode::SUCCESS
                 }
             }
-            Mode::Apply { auto_approve, saved } => {
+            Mode::Apply {
+                auto_approve,
+                saved,
+            } => {
                 let auto_approve = auto_approve || saved.is_some();
                 // With no changes there is nothing to approve; the walk still
                 // writes any record that is missing.
                 if planned.plan.has_changes() && !auto_approve && !approved(args.destroy) {
                     println!("\nApply cancelled.");
-                    ws.sessions.close().await;
                     return ExitCode::FAILURE;
                 }
                 println!();
                 let mut progress = |line: String| println!("{line}");
-                match engine::apply::apply(&req, &planned, &mut ws.sessions, &ws.store, &mut progress, args.parallelism).await {
+                match engine::apply::apply(
+                    &req,
+                    &planned,
+                    &mut ws.sessions,
+                    &ws.store,
+                    &mut progress,
+                    args.parallelism,
+                )
+                .await
+                {
                     Ok(done) => {
                         println!("\n{}", apply_complete(&done, args.destroy, !args.no_color));
+                        if !args.destroy && !done.outputs.is_empty() {
+                            println!("\nOutputs:\n");
+                            for (name, value) in &done.outputs {
+                                let sensitive =
+                                    ws.module.outputs.get(name).is_some_and(|o| o.sensitive)
+                                        || value.has_sensitive();
+                                if sensitive {
+                                    println!("{name} = <sensitive>");
+                                } else {
+                                    println!("{name} = {}", engine::eval::format::console(value));
+                                }
+                            }
+                        }
                         ExitCode::SUCCESS
                     }
                     Err((done, d)) => {
@@ -387,8 +545,58 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
                 }
             }
         };
-        ws.sessions.close().await;
         code
+    }
+}
+
+/// `choudoufu force-unlock LOCK_ID`.
+fn force_unlock(lock_id: &str, force: bool) -> anyhow::Result<()> {
+    use engine::provider::plugin::LaunchOptions;
+    use engine::workspace::Workspace;
+    if !force {
+        println!("Do you really want to force-unlock?\n  choudoufu will remove the lock on the estate, so another run may start.\n  Only 'yes' will be accepted to confirm.\n");
+        print!("  Enter a value: ");
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if answer.trim() != "yes" {
+            anyhow::bail!("force-unlock cancelled");
+        }
+    }
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let root = std::env::current_dir()?;
+    runtime.block_on(async {
+        let mut ws = Workspace::open(&root, &[], &env, LaunchOptions::from_env())
+            .await
+            .map_err(|e| anyhow::anyhow!("{}", e.diagnostics))?;
+        let result = async {
+            engine::planner::configure_providers(&ws.module, ws.vars.clone(), &mut ws.sessions)
+                .await
+                .map_err(|d| anyhow::anyhow!("{d}"))?;
+            let aws = engine::config::ProviderRef {
+                name: "aws".into(),
+                alias: None,
+            };
+            let provider = ws
+                .sessions
+                .get(&aws)
+                .await
+                .map_err(|d| anyhow::anyhow!("{d}"))?
+                .clone();
+            let holder =
+                engine::lock::force_unlock(&provider, &ws.settings.estate, lock_id).await?;
+            println!(
+                "The estate lock was removed: it was held by {} for {}.",
+                holder.who, holder.operation
+            );
+            anyhow::Ok(())
+        }
+        .await;
+        ws.sessions.close().await;
+        result
     })
 }
 
@@ -576,7 +784,24 @@ fn init_logging() {
 
 /// The console loop; returns the exit code (1 if any expression failed).
 fn console(no_color: bool) -> u8 {
-    let scope = Scope::default();
+    // In a root, its variables and locals are in scope.
+    let root = std::env::current_dir().unwrap_or_default();
+    let (module, diags) = engine::config::load(&root);
+    let style = diag::Style::new(!no_color);
+    if diags.has_errors() {
+        eprint!("{}", diag::render_all(&diags, module.sources(), style));
+        return 1;
+    }
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let scope = match engine::eval::inputs::collect(&module, &[], &env)
+        .and_then(|vars| engine::eval::module::console_scope(&module, vars))
+    {
+        Ok(scope) => scope,
+        Err(d) => {
+            eprint!("{}", diag::render_all(&d, module.sources(), style));
+            return 1;
+        }
+    };
     let stdout = std::io::stdout();
     let mut failed = false;
     for line in std::io::stdin().lock().lines() {
@@ -587,6 +812,21 @@ fn console(no_color: bool) -> u8 {
         }
         if line.is_empty() {
             continue;
+        }
+        // References to what the root does not declare get terraform's
+        // words before evaluation, as in a block.
+        if let Ok(expr) = hcl_edit::parser::parse_expr(line) {
+            let file = engine::source::SourceFile::new("<console-input>", line.to_string());
+            let refs = engine::config::refs::references(&engine::config::Expr::new(expr, file));
+            if let Some(d) = engine::graph::check_references(&module, &refs)
+                .iter()
+                .next()
+            {
+                failed = true;
+                let d = Diagnostic::new(d.summary.clone(), d.detail.clone());
+                eprint!("{}", render_diagnostic(&d, no_color));
+                continue;
+            }
         }
         match eval::eval_str(&scope, line) {
             Ok(v) => {

@@ -7,14 +7,14 @@
 //! state file is only read.
 
 use crate::addr::ResourceInstanceAddr;
-use crate::bind::identity::{self, Locate, Marks};
+use crate::bind::identity::{self, Marks};
 use crate::bind::marker::{self, Owner};
 use crate::config::ProviderRef;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::proposed::proposed_new;
 use crate::provider::schema::{Block, Nesting};
 use crate::provider::{Provider, ResourceState};
-use crate::record::{self, Record, RecordStore};
+use crate::record::{Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Value};
 use base64::Engine as _;
@@ -239,39 +239,8 @@ async fn migrate_one(
             }
         },
     };
-    let text = |a: &str| {
-        live.value
-            .get(a)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let id = match row.locate {
-        Locate::Attr(a) => text(a),
-        Locate::Joined(attrs, sep) => attrs
-            .iter()
-            .map(|a| text(a))
-            .collect::<Option<Vec<_>>>()
-            .map(|p| p.join(sep)),
-        Locate::Lookup { id, .. } => text(id),
-        Locate::Template(_) | Locate::Record => text("id"),
-    };
-    let mut r = Record {
-        address,
-        type_name: type_name.to_string(),
-        id,
-        ..Record::default()
-    };
-    for name in row.config_only {
-        if let Some(j) = live
-            .value
-            .get(name)
-            .filter(|v| !v.is_null())
-            .and_then(record::to_json)
-        {
-            r.config_only.insert(name.to_string(), j);
-        }
-    }
-    r.set_private(&live.private);
+    let id = row.import_id(&live.value);
+    let r = Record::of(address, type_name, id, row.config_only, &live);
     if let Err(e) = store.put(&r) {
         return Outcome::Failed(e.to_string());
     }

@@ -41,6 +41,9 @@ pub struct Request<'a> {
     pub destroy: bool,
     /// Read records from the store (the store is always written).
     pub use_records: bool,
+    /// `-target` addresses (resources or instances): plan only these and
+    /// what they depend on, and sweep nothing.
+    pub targets: Vec<ResourceInstanceAddr>,
 }
 
 /// One instance's planned change, with what apply needs to carry it out.
@@ -109,6 +112,7 @@ pub async fn plan(
         changes: Vec::new(),
         diags: Diagnostics::default(),
         stale_records: Vec::new(),
+        needed: needed_by_targets(&graph, &req.targets),
     };
     for node in &order {
         p.node(node, sessions).await?;
@@ -116,7 +120,15 @@ pub async fn plan(
     if p.diags.has_errors() {
         return Err(p.diags);
     }
-    let orphans = p.sweep(sessions).await?;
+    let orphans = if req.targets.is_empty() {
+        p.sweep(sessions).await?
+    } else {
+        p.diags.push(Diagnostic::warning(
+            "Resource targeting is in effect",
+            "You are creating a plan with the -target option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe -target option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes, or when Terraform specifically suggests to use it as part of an error message.",
+        ));
+        Vec::new()
+    };
     if p.diags.has_errors() {
         return Err(p.diags);
     }
@@ -150,6 +162,8 @@ struct Planner<'a, 'r> {
     diags: Diagnostics,
     /// Records left at an old address by a rename.
     stale_records: Vec<String>,
+    /// With `-target`: the blocks the targets need, themselves included.
+    needed: Option<BTreeSet<ResourceKey>>,
 }
 
 impl Planner<'_, '_> {
@@ -185,6 +199,10 @@ impl Planner<'_, '_> {
                     .scope_for(&config.config.references(), &Instance::default());
                 let value = decode(&config.config, &schema.provider.block, &scope)?;
                 sessions.configure(p, value).await?;
+            }
+            Node::Resource(key) if !self.targeted(key) => {
+                let unknown = Value::unknown(Type::Dynamic);
+                self.values.resources.insert(key.clone(), unknown);
             }
             Node::Resource(key) => {
                 let res = &module.resources[key];
@@ -253,6 +271,9 @@ impl Planner<'_, '_> {
         let mut inputs = Vec::new();
         for (inst_key, instance) in exp.instances() {
             let addr = instance_addr(key, inst_key.clone());
+            if !self.targets_instance(&addr) {
+                continue;
+            }
             let scope = self.values.scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
             let record = if self.req.use_records {
@@ -307,6 +328,17 @@ impl Planner<'_, '_> {
             if let Some(old) = &previous_addr {
                 self.stale_records.push(old.to_string());
             }
+            if let Some((id, state)) = &prior {
+                self.check_strict_markers(
+                    res,
+                    &addr,
+                    row,
+                    id,
+                    &state.value,
+                    previous_addr.is_some(),
+                )?;
+            }
+            self.check_strict_secrets(res, &addr, row, &schema, &config)?;
             let live = prior.as_ref().map(|p| &p.1.value);
             let config = keep_live_json(ignore_changes(res, config, live), live);
             let marked = match row.marks {
@@ -322,6 +354,7 @@ impl Planner<'_, '_> {
                     continue;
                 }
                 (None, false) => {
+                    self.check_strict_create(res, &addr, row)?;
                     let planned = plan_create(provider, &key.type_name, &schema, &marked)
                         .await
                         .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
@@ -430,6 +463,26 @@ impl Planner<'_, '_> {
         Ok(())
     }
 
+    /// Whether `-target` reaches a block: no targets, a target in it, or a
+    /// target that depends on it.
+    fn targeted(&self, key: &ResourceKey) -> bool {
+        self.needed.as_ref().is_none_or(|n| n.contains(key))
+    }
+
+    /// Whether `-target` reaches one instance: its block is a dependency of
+    /// a target, or a target names the block or this instance.
+    fn targets_instance(&self, addr: &ResourceInstanceAddr) -> bool {
+        let t = &self.req.targets;
+        if t.is_empty() {
+            return true;
+        }
+        let same_block = |x: &ResourceInstanceAddr| {
+            x.mode == addr.mode && x.type_name == addr.type_name && x.name == addr.name
+        };
+        let named = t.iter().filter(|x| same_block(x)).collect::<Vec<_>>();
+        named.is_empty() || named.iter().any(|x| x.key.is_none() || x.key == addr.key)
+    }
+
     /// Remembers the identifying values of an object this estate owns.
     fn own(&mut self, v: &Value) {
         for attr in ["id", "arn", "url", "name", "bucket"] {
@@ -487,6 +540,101 @@ impl Planner<'_, '_> {
                 }
             }
         }
+    }
+
+    /// The strict profile's `marker_repair = "never"`: an object whose
+    /// address marker names another address (other than by a moved block)
+    /// is refused instead of re-marked.
+    fn check_strict_markers(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+        row: &Row,
+        id: &str,
+        live: &Value,
+        moved: bool,
+    ) -> Result<(), Diagnostics> {
+        if !self.req.settings.strict.never_repair_markers || row.marks != Marks::Tags || moved {
+            return Ok(());
+        }
+        let address = match marker::owner(live) {
+            Owner::Estate { address, .. } => address,
+            Owner::Nobody => return Ok(()),
+        };
+        if address.as_deref() == Some(addr.to_string().as_str()) {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            "Strict profile: marker repair refused",
+            format!(
+                "{addr} binds the live object {id}, whose {} marker says {}. The strict profile (marker_repair = \"never\") does not rewrite markers: add a moved block if the block was renamed, or fix the marker by hand.",
+                marker::ADDRESS_TAG,
+                address.map_or("nothing".to_string(), |a| format!("\"{a}\""))
+            ),
+        )
+        .at(res.range.clone())
+        .about(addr.to_string())
+        .into())
+    }
+
+    /// The strict profile's `secrets = "refuse"`: a block whose sensitive
+    /// values would have to be kept in the record store is refused.
+    fn check_strict_secrets(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+        row: &Row,
+        schema: &Schema,
+        config: &Value,
+    ) -> Result<(), Diagnostics> {
+        if !self.req.settings.strict.refuse_secrets {
+            return Ok(());
+        }
+        for name in row.config_only {
+            let Some(v) = config.get(name).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            let declared = schema
+                .block
+                .attributes
+                .get(*name)
+                .is_some_and(|a| a.sensitive);
+            if declared || v.sensitive || v.has_sensitive() {
+                return Err(Diagnostic::error(
+                    "Strict profile: secret refused",
+                    format!("{addr} sets {name}, a sensitive value the provider cannot read back, so the record store would have to keep it. The strict profile (secrets = \"refuse\") stores no secrets."),
+                )
+                .at(res.range.clone())
+                .about(addr.to_string())
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The strict profile's `no_source_create = "refuse"`: no object is
+    /// created that only the record store could find again.
+    fn check_strict_create(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+        row: &Row,
+    ) -> Result<(), Diagnostics> {
+        if !self.req.settings.strict.refuse_no_source_create
+            || !matches!(row.locate, Locate::Record)
+        {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            "Strict profile: create refused",
+            format!(
+                "{addr} would create a {} object, which nothing in the live system or the configuration names: only the record store could find it again. The strict profile (no_source_create = \"refuse\") refuses such creates.",
+                res.key.type_name
+            ),
+        )
+        .at(res.range.clone())
+        .about(addr.to_string())
+        .into())
     }
 
     fn check_prevent_destroy(
@@ -718,6 +866,39 @@ pub async fn configure_providers(
         }
     }
     Ok(())
+}
+
+/// The blocks `-target` addresses need: the targets' blocks and everything
+/// they depend on; `None` without targets.
+fn needed_by_targets(
+    graph: &Graph,
+    targets: &[ResourceInstanceAddr],
+) -> Option<BTreeSet<ResourceKey>> {
+    if targets.is_empty() {
+        return None;
+    }
+    let mut todo: Vec<Node> = targets
+        .iter()
+        .map(|t| {
+            Node::Resource(ResourceKey {
+                mode: t.mode,
+                type_name: t.type_name.clone(),
+                name: t.name.clone(),
+            })
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut out = BTreeSet::new();
+    while let Some(n) = todo.pop() {
+        if !seen.insert(n.clone()) {
+            continue;
+        }
+        if let Node::Resource(k) = &n {
+            out.insert(k.clone());
+        }
+        todo.extend(graph.deps(&n).cloned());
+    }
+    Some(out)
 }
 
 /// Whether a `moved` block renames `old` to `new` (whole resources or

@@ -31,6 +31,35 @@ pub struct Record {
 }
 
 impl Record {
+    /// The record of a live object: its import ID, the arguments named in
+    /// `config_only` that it holds (non-null), and its private bytes.
+    pub fn of(
+        address: String,
+        type_name: &str,
+        id: Option<String>,
+        config_only: &[&str],
+        state: &crate::provider::ResourceState,
+    ) -> Record {
+        let mut r = Record {
+            address,
+            type_name: type_name.to_string(),
+            id,
+            ..Record::default()
+        };
+        for name in config_only {
+            if let Some(j) = state
+                .value
+                .get(name)
+                .filter(|v| !v.is_null())
+                .and_then(to_json)
+            {
+                r.config_only.insert(name.to_string(), j);
+            }
+        }
+        r.set_private(&state.private);
+        r
+    }
+
     pub fn private_bytes(&self) -> Vec<u8> {
         base64::engine::general_purpose::STANDARD
             .decode(&self.private)

@@ -51,6 +51,9 @@ impl Sessions {
     /// Launches and configures the provider configuration `p` with
     /// `config` (an object of its provider block's type).
     pub async fn configure(&mut self, p: &ProviderRef, config: Value) -> Result<(), Diagnostics> {
+        if self.open.contains_key(p) {
+            return Ok(());
+        }
         let Some(resolved) = self.resolved.get(&p.name) else {
             return Err(Diagnostic::error(
                 "Missing required provider",

@@ -225,6 +225,23 @@ const ROWS: &[Row] = &[
     },
 ];
 
+impl Row {
+    /// The import ID of an object from its state: what finds it again.
+    pub fn import_id(&self, state: &Value) -> Option<String> {
+        let text = |a: &str| state.get(a).and_then(Value::as_str).map(str::to_string);
+        match self.locate {
+            Locate::Attr(a) => text(a),
+            Locate::Joined(attrs, sep) => attrs
+                .iter()
+                .map(|a| text(a))
+                .collect::<Option<Vec<_>>>()
+                .map(|p| p.join(sep)),
+            Locate::Lookup { id, .. } => text(id),
+            Locate::Template(_) | Locate::Record => text("id"),
+        }
+    }
+}
+
 /// The row for a resource type, if it has one.
 pub fn row(type_name: &str) -> Option<&'static Row> {
     ROWS.iter().find(|r| r.type_name == type_name)

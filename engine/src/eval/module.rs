@@ -342,3 +342,53 @@ pub fn expansion(
         )),
     }
 }
+
+/// The scope `console` evaluates in for a root: its variables, its locals
+/// (those that refer to resources see them unknown, as no state is kept),
+/// `path` and `terraform`.
+pub fn console_scope(
+    module: &crate::config::Module,
+    vars: BTreeMap<String, Value>,
+) -> Result<Scope, Diagnostics> {
+    use crate::graph::{Graph, Node};
+    let (graph, diags) = Graph::build(module);
+    if diags.has_errors() {
+        return Err(diags);
+    }
+    let order = graph.order().map_err(|cycles| {
+        Diagnostics(
+            cycles
+                .iter()
+                .map(|c| crate::graph::cycle_diagnostic(c))
+                .collect(),
+        )
+    })?;
+    let mut values = ModuleValues::new(vars, &module.dir, &module.dir);
+    for node in order {
+        match node {
+            Node::Local(name) => {
+                let v = values.eval(&module.locals[&name].expr, &Instance::default())?;
+                values.locals.insert(name, v);
+            }
+            Node::Resource(key) => {
+                values.resources.insert(key, Value::unknown(Type::Dynamic));
+            }
+            Node::ModuleCall(name) => {
+                values.modules.insert(name, Value::unknown(Type::Dynamic));
+            }
+            _ => {}
+        }
+    }
+    let scope = Scope::default()
+        .with("var", Value::object(values.vars.clone()))
+        .with("local", Value::object(values.locals.clone()))
+        .with("path", values.path.clone())
+        .with(
+            "terraform",
+            Value::object(BTreeMap::from([(
+                "workspace".to_string(),
+                Value::string("default"),
+            )])),
+        );
+    Ok(scope)
+}

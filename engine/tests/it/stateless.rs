@@ -427,3 +427,277 @@ fn an_apply_killed_at_a_commit_loses_nothing() {
     let replan = e.run(&["plan", "-detailed-exitcode"]);
     assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
 }
+
+#[test]
+fn two_applies_of_one_estate_take_turns() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    // An SQS queue keeps the first apply busy for about 25 seconds.
+    root(
+        e.dir.path(),
+        &moto,
+        "resource \"aws_sqs_queue\" \"slow\" {\n  name = \"it-slow\"\n}\n",
+    );
+    let mut main = std::fs::read_to_string(e.dir.path().join("main.tf")).unwrap();
+    main = main
+        .replace(
+            "    iam                      =",
+            "    sqs                      = \"ENDPOINT\"\n    iam                      =",
+        )
+        .replace("ENDPOINT", &moto.endpoint);
+    std::fs::write(e.dir.path().join("main.tf"), main).unwrap();
+    let first = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+        .args(["apply", "-auto-approve", "-no-color"])
+        .current_dir(e.dir.path())
+        .env("TF_CLI_CONFIG_FILE", &e.tfrc)
+        .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
+        .env("HOME", e.home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lock = format!("/choudoufu/lock/{ESTATE}");
+    let started = std::time::Instant::now();
+    while parameter_tags(&moto, &lock).is_none() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the first apply never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let holder = moto.aws(&["ssm", "get-parameter", "--name", &lock]);
+    let holder: serde_json::Value =
+        serde_json::from_str(holder["Parameter"]["Value"].as_str().unwrap()).unwrap();
+
+    // The second run is refused at once, naming the holder.
+    let refused = e.run(&["apply", "-auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let out = text(&refused);
+    assert!(out.contains("is locked by another run"), "{out}");
+    assert!(out.contains(holder["ID"].as_str().unwrap()), "{out}");
+
+    // With a timeout it waits its turn, and finds nothing left to do.
+    let waited = e.run(&["apply", "-auto-approve", "-lock-timeout=120s"]);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(text(&first).contains("5 added"), "{}", text(&first));
+    assert!(waited.status.success(), "{}", text(&waited));
+    assert!(
+        text(&waited).contains("0 added, 0 changed, 0 destroyed"),
+        "{}",
+        text(&waited)
+    );
+    assert!(
+        parameter_tags(&moto, &lock).is_none(),
+        "the lock was not released"
+    );
+    let queues = moto.aws(&["sqs", "list-queues"]);
+    let urls: std::collections::BTreeSet<&str> = queues["QueueUrls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u.as_str())
+        .collect();
+    assert_eq!(urls.len(), 1, "{queues}");
+
+    // A lock left by a killed run is broken by its ID only.
+    moto.aws(&[
+        "ssm",
+        "put-parameter",
+        "--name",
+        &lock,
+        "--type",
+        "String",
+        "--value",
+        r#"{"ID":"dead-run","Operation":"OperationTypeApply","Who":"ci@gone","Created":"0"}"#,
+    ]);
+    let stuck = text(&e.run(&["apply", "-auto-approve"]));
+    assert!(stuck.contains("force-unlock dead-run"), "{stuck}");
+    assert_eq!(
+        e.run(&["force-unlock", "-force", "someone-else"])
+            .status
+            .code(),
+        Some(1)
+    );
+    let unlocked = e.run(&["force-unlock", "-force", "dead-run"]);
+    assert!(unlocked.status.success(), "{}", text(&unlocked));
+    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+}
+
+#[test]
+fn the_strict_profile_refuses_to_repair_markers() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    root(e.dir.path(), &moto, "");
+    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+    moto.aws(&[
+        "ssm",
+        "add-tags-to-resource",
+        "--resource-type",
+        "Parameter",
+        "--resource-id",
+        "/it/shard/0",
+        "--tags",
+        "Key=tofu-address,Value=aws_ssm_parameter.elsewhere",
+    ]);
+
+    // By default the plan repairs the marker in place.
+    let repair = text(&e.run(&["plan"]));
+    assert!(
+        repair.contains("# aws_ssm_parameter.shard[0] will be updated in-place"),
+        "{repair}"
+    );
+    assert!(
+        repair.contains("\"aws_ssm_parameter.elsewhere\" -> \"aws_ssm_parameter.shard[0]\""),
+        "{repair}"
+    );
+
+    // Under the strict profile it refuses, by address, and changes nothing.
+    std::fs::write(
+        e.dir.path().join("live.hcl"),
+        format!("live {{\n  estate = \"{ESTATE}\"\n  strict {{\n    marker_repair = \"never\"\n  }}\n}}\n"),
+    )
+    .unwrap();
+    let refused = e.run(&["apply", "-auto-approve"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let out = flat(&text(&refused));
+    assert!(
+        out.contains("Strict profile: marker repair refused"),
+        "{out}"
+    );
+    assert!(
+        out.contains("aws_ssm_parameter.shard[0] binds the live object /it/shard/0"),
+        "{out}"
+    );
+    let tags = parameter_tags(&moto, "/it/shard/0").unwrap();
+    assert_eq!(
+        tag(&tags, "tofu-address"),
+        Some("aws_ssm_parameter.elsewhere")
+    );
+}
+
+/// Every type of the reference estate that settles at once (its SQS
+/// queues take 25 s each and add nothing to the question): nine instances
+/// with references across six types.
+fn commit_points_root(dir: &Path, moto: &Moto) {
+    root(
+        dir,
+        moto,
+        r#"
+resource "aws_s3_bucket_versioning" "data" {
+  bucket = aws_s3_bucket.data.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_iam_role" "worker" {
+  name = "it-worker"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { Service = "lambda.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+}
+
+resource "aws_iam_policy" "worker" {
+  name = "it-worker"
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "s3:GetObject", Resource = "${aws_s3_bucket.data.arn}/*" }]
+  })
+}
+
+resource "aws_iam_role_policy_attachment" "worker" {
+  role       = aws_iam_role.worker.name
+  policy_arn = aws_iam_policy.worker.arn
+}
+
+resource "aws_dynamodb_table" "state" {
+  name         = "it-state"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+}
+"#,
+    );
+    let main = std::fs::read_to_string(dir.join("main.tf"))
+        .unwrap()
+        .replace(
+            "    iam                      =",
+            &format!(
+                "    dynamodb                 = \"{}\"\n    iam                      =",
+                moto.endpoint
+            ),
+        );
+    std::fs::write(dir.join("main.tf"), main).unwrap();
+}
+
+#[test]
+fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    commit_points_root(e.dir.path(), &moto);
+    let addresses = [
+        "aws_s3_bucket.data",
+        "aws_s3_bucket_versioning.data",
+        "aws_s3_bucket_policy.data",
+        "aws_iam_role.worker",
+        "aws_iam_policy.worker",
+        "aws_iam_role_policy_attachment.worker",
+        "aws_dynamodb_table.state",
+        "aws_ssm_parameter.shard[0]",
+        "aws_ssm_parameter.shard[1]",
+    ];
+    let total = addresses.len();
+    let mut table = vec![format!(
+        "{:<40} {:>9} {:>14} {:>9}",
+        "killed after", "committed", "next plan adds", "remainder"
+    )];
+    let mut wrong = Vec::new();
+    for kill_at in addresses {
+        let killed = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+            .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
+            .current_dir(e.dir.path())
+            .env("TF_CLI_CONFIG_FILE", &e.tfrc)
+            .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
+            .env("HOME", e.home.path())
+            .env("CHOUDOUFU_TEST_SIGTERM_AFTER", kill_at)
+            .output()
+            .unwrap();
+        let out = text(&killed);
+        assert_eq!(killed.status.code(), Some(1), "{kill_at}: {out}");
+        let committed = out.matches("Creation complete").count();
+        let next = text(&e.run(&["plan"]));
+        let adds: Vec<&str> = next
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("# "))
+            .filter_map(|l| l.strip_suffix(" will be created"))
+            .collect();
+        let others = next.contains("will be destroyed")
+            || next.contains("updated in-place")
+            || next.contains("must be replaced");
+        table.push(format!(
+            "{kill_at:<40} {committed:>9} {:>14} {:>9}",
+            adds.len(),
+            total - committed
+        ));
+        if adds.len() != total - committed || others || adds.contains(&kill_at) {
+            wrong.push(format!(
+                "killed after {kill_at}: {committed} committed, next plan:\n{next}"
+            ));
+        }
+        let converged = e.run(&["apply", "-auto-approve"]);
+        assert!(converged.status.success(), "{}", text(&converged));
+        assert_eq!(
+            e.run(&["plan", "-detailed-exitcode"]).status.code(),
+            Some(0)
+        );
+        let destroyed = e.run(&["destroy", "-auto-approve"]);
+        assert!(destroyed.status.success(), "{}", text(&destroyed));
+    }
+    println!("{}", table.join("\n"));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
