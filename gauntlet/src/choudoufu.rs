@@ -350,6 +350,16 @@ impl EngineRoot {
 
     /// `choudoufu <args>`, whatever its exit code.
     pub fn run(&self, clock: &Clock, args: &[&str]) -> Result<Output, EngineError> {
+        self.run_env(clock, args, &[])
+    }
+
+    /// `choudoufu <args>` with `env` set beside the cleared environment.
+    pub fn run_env(
+        &self,
+        clock: &Clock,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Output, EngineError> {
         let mut cmd = Command::new(&self.bin.path);
         cmd.args(args)
             .current_dir(&self.dir)
@@ -359,7 +369,8 @@ impl EngineRoot {
             .env("TF_CLI_CONFIG_FILE", &self.cli_config)
             .env("CHOUDOUFU_CACHE_DIR", &self.cache)
             .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+            .envs(env.iter().copied());
         let label = format!("choudoufu {}", args.first().unwrap_or(&""));
         let out = process::run(clock, Category::Engine, &label, cmd)?;
         Ok(Output {
@@ -406,6 +417,18 @@ impl EngineRoot {
             });
         }
         Ok(plan)
+    }
+
+    /// `choudoufu apply FILE`: a saved plan applied, whatever its exit code
+    /// (3 when the live system moved since the plan, which is the stage's to
+    /// judge), and what it applied when it did.
+    pub fn apply_saved(
+        &self,
+        clock: &Clock,
+        file: &str,
+    ) -> Result<(Option<Applied>, Output), EngineError> {
+        let out = self.run(clock, &["apply", "-no-color", file])?;
+        Ok((Applied::parse(&out.stdout), out))
     }
 
     /// `choudoufu apply -auto-approve` (or `destroy`): what it applied.

@@ -56,6 +56,10 @@ pub struct RawKnobs {
     pub drift_parameter: String,
     pub second_drift_parameter: String,
     pub phantom_parameter: String,
+    pub renamed_block: String,
+    pub renamed_to: String,
+    pub reviewed_block: String,
+    pub crash_parameters: String,
 }
 
 /// Objects that exist before cold deploy and that no stage may touch.
@@ -121,6 +125,16 @@ pub struct Knobs {
     /// BREAK_MIGRATE_COUNTS: an instance naming this parameter, which does
     /// not exist, is added to the migrated copy of the state.
     pub phantom_parameter: String,
+    /// Rename: this block (a queue) is renamed to `renamed_to` with a
+    /// `moved` block on both twins.
+    pub renamed_block: ResourceInstanceAddr,
+    pub renamed_to: ResourceInstanceAddr,
+    /// Plan, review, apply: this block (a queue) gains a `reviewed` tag in a
+    /// saved plan.
+    pub reviewed_block: ResourceInstanceAddr,
+    /// Crash mid-apply: the two parameters it adds are named under this
+    /// path (`<path>/first`, `<path>/second`); nothing else may live there.
+    pub crash_parameters: String,
 }
 
 /// A checked estate, ready to run.
@@ -268,6 +282,31 @@ impl Estate {
         };
         let removed_block = block("removed_block", &k.removed_block)?;
         let count_block = block("count_block", &k.count_block)?;
+        let queue = |knob: &str, text: &str| -> Result<ResourceInstanceAddr, EstateError> {
+            let a = block(knob, text)?;
+            if a.type_name != "aws_sqs_queue" {
+                return Err(bad(format!(
+                    "knobs.{knob} names {a}; its stage reads the queue's tags, so it must be an aws_sqs_queue"
+                )));
+            }
+            Ok(a)
+        };
+        let renamed_block = queue("renamed_block", &k.renamed_block)?;
+        let renamed_to: ResourceInstanceAddr = k
+            .renamed_to
+            .parse()
+            .map_err(|e| bad(format!("knobs.renamed_to: {e}")))?;
+        if renamed_to.type_name != renamed_block.type_name
+            || renamed_to.key.is_some()
+            || !renamed_to.module.is_empty()
+            || renamed_to == renamed_block
+        {
+            return Err(bad(format!(
+                "knobs.renamed_to = {:?} must be another block of {renamed_block}'s type",
+                k.renamed_to
+            )));
+        }
+        let reviewed_block = queue("reviewed_block", &k.reviewed_block)?;
         if preexisting.buckets.is_empty() {
             return Err(bad(
                 "[preexisting] needs at least one bucket: teardown's BREAK copies an undeclared object into it".into(),
@@ -297,6 +336,10 @@ impl Estate {
                 drift_parameter: k.drift_parameter,
                 second_drift_parameter: k.second_drift_parameter,
                 phantom_parameter: k.phantom_parameter,
+                renamed_block,
+                renamed_to,
+                reviewed_block,
+                crash_parameters: k.crash_parameters,
             },
             root_files,
             resource_types,
@@ -435,6 +478,10 @@ count_block = "aws_sqs_queue.q"
 drift_parameter = "/p/0"
 second_drift_parameter = "/p/1"
 phantom_parameter = "/p/9"
+renamed_block = "aws_sqs_queue.q"
+renamed_to = "aws_sqs_queue.r"
+reviewed_block = "aws_sqs_queue.q"
+crash_parameters = "/p/crash"
 "#;
 
     fn estate_dir(manifest: &str, live: &str) -> tempfile::TempDir {

@@ -18,7 +18,9 @@ use crate::machine::{self, Machine, MachineError, Pins};
 use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
-use crate::stages::{self, day_two, Lane, StageOutput, StagePlan, StepError, TwinView};
+use crate::stages::{
+    self, crash, day_two, rename, review, Lane, StageOutput, StagePlan, StepError, TwinView,
+};
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
 
@@ -406,13 +408,18 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         None => Some("not run: cold deploy did not complete".into()),
     };
     type StageFn = fn(&Lane, &stages::ColdOutcome) -> Result<StageOutput, StepError>;
-    let chain: [(StageId, StageFn); 6] = [
+    // Plan, review, apply comes after teardown on the page but runs before
+    // it: stock's half needs the oracle twin's estate still standing.
+    let chain: [(StageId, StageFn); 9] = [
         (StageId::Migrate, day_two::migrate),
         (StageId::ReplanFromNothing, day_two::replan),
         (StageId::NoOpApply, |l, _| day_two::noop_apply(l)),
         (StageId::DriftAndReconverge, day_two::drift),
+        (StageId::Rename, rename::rename),
         (StageId::RemoveABlock, day_two::remove_block),
         (StageId::ChangeCount, day_two::change_count),
+        (StageId::CrashMidApply, crash::crash_mid_apply),
+        (StageId::PlanReviewApply, review::plan_review_apply),
     ];
     for (stage, f) in chain {
         if stopped(stage) {

@@ -154,6 +154,15 @@ pub enum Toggle {
     /// plan is empty. Broken by tampering the object again after the apply
     /// (and putting it back after the read).
     DriftReconverged,
+    /// Rename: a `moved` block plans no add and no destroy, one in-place
+    /// rewrite of the address marker, where stock plans zero churn. Broken by
+    /// also changing the queue's name on the estate twin before the plan (an
+    /// identity change, so a replacement), put back before the apply.
+    RenameInPlace,
+    /// Rename: the same object carries the new tofu-address and the next
+    /// plan is empty. Broken by writing the old address back on the queue
+    /// before the read (and the new one after).
+    RenameMarker,
     /// Remove a block: exactly one destroy, stock's, and the object gone.
     /// Broken by keeping the block on the estate twin.
     RemoveDestroy,
@@ -168,6 +177,23 @@ pub enum Toggle {
     /// Change count: raising it back creates exactly that index and the next
     /// plan is empty. Broken by deleting the created object before the read.
     CountUp,
+    /// Crash mid-apply: after the kill the first object exists, marked, the
+    /// second does not, and the next plan is exactly the remainder, as
+    /// stock's from the same position. Broken by deleting the first object
+    /// before the plan (and putting it back after).
+    CrashRemainder,
+    /// Crash mid-apply: the recovery apply adds exactly the remainder, the
+    /// second reads the first, and the next plan is empty. Broken by
+    /// deleting the second object before the read (and putting it back).
+    CrashRecovered,
+    /// Plan, review, apply: a saved plan applied after the live system moved
+    /// is refused with exit 3 and applies nothing. Broken by not moving the
+    /// live system, so the apply succeeds.
+    ReviewRefused,
+    /// Plan, review, apply: with the live system back as it was, the same
+    /// file applies exactly its one change, which reads back. Broken by
+    /// removing the applied tag before the read (and putting it back after).
+    ReviewApplied,
     /// Teardown: the engine's destroy leaves nothing carrying the marker,
     /// every pre-existing object, and destroys as many as stock. Broken by
     /// stamping a pre-existing queue after the destroy (and removing the tag
@@ -186,7 +212,7 @@ pub enum Toggle {
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 23] = [
+    pub const ALL: [Toggle; 29] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -199,6 +225,8 @@ impl Toggle {
         Toggle::NoopMarkers,
         Toggle::DriftSingle,
         Toggle::DriftReconverged,
+        Toggle::RenameInPlace,
+        Toggle::RenameMarker,
         Toggle::RemoveDestroy,
         Toggle::RemoveUntouched,
         Toggle::CountDown,
@@ -206,7 +234,11 @@ impl Toggle {
         Toggle::TeardownRemoved,
         Toggle::TeardownSurvivors,
         Toggle::TeardownUndeclared,
+        Toggle::CrashRemainder,
+        Toggle::CrashRecovered,
         Toggle::TeardownEngine,
+        Toggle::ReviewRefused,
+        Toggle::ReviewApplied,
         Toggle::GreenfieldInventory,
         Toggle::GreenfieldMarkers,
         Toggle::GreenfieldReplan,
@@ -230,6 +262,12 @@ impl Toggle {
             Toggle::NoopMarkers => "noop-markers",
             Toggle::DriftSingle => "drift-single",
             Toggle::DriftReconverged => "drift-reconverged",
+            Toggle::RenameInPlace => "rename-in-place",
+            Toggle::RenameMarker => "rename-marker",
+            Toggle::CrashRemainder => "crash-remainder",
+            Toggle::CrashRecovered => "crash-recovered",
+            Toggle::ReviewRefused => "review-refused",
+            Toggle::ReviewApplied => "review-applied",
             Toggle::RemoveDestroy => "remove-destroy",
             Toggle::RemoveUntouched => "remove-untouched",
             Toggle::CountDown => "count-down",
@@ -256,6 +294,9 @@ impl Toggle {
             Toggle::ReplanEmpty | Toggle::ReplanIdentities => StageId::ReplanFromNothing,
             Toggle::NoopChanges | Toggle::NoopMarkers => StageId::NoOpApply,
             Toggle::DriftSingle | Toggle::DriftReconverged => StageId::DriftAndReconverge,
+            Toggle::RenameInPlace | Toggle::RenameMarker => StageId::Rename,
+            Toggle::CrashRemainder | Toggle::CrashRecovered => StageId::CrashMidApply,
+            Toggle::ReviewRefused | Toggle::ReviewApplied => StageId::PlanReviewApply,
             Toggle::RemoveDestroy | Toggle::RemoveUntouched => StageId::RemoveABlock,
             Toggle::CountDown | Toggle::CountUp => StageId::ChangeCount,
             Toggle::TeardownRemoved
@@ -308,6 +349,16 @@ impl Toggle {
             Toggle::DriftReconverged => {
                 "tampers the parameter again after the apply, before the read"
             }
+            Toggle::RenameInPlace => {
+                "also changes the renamed queue's name on the estate twin before the plan"
+            }
+            Toggle::RenameMarker => {
+                "writes the old tofu-address back on the renamed queue before the read"
+            }
+            Toggle::CrashRemainder => "deletes the first object after the kill, before the plan",
+            Toggle::CrashRecovered => "deletes the second object after the recovery apply, before the read",
+            Toggle::ReviewRefused => "leaves the live system as it was before the first apply",
+            Toggle::ReviewApplied => "removes the applied tag before the read",
             Toggle::RemoveDestroy => "keeps the block on the estate twin",
             Toggle::RemoveUntouched => {
                 "deletes one undeclared object after the apply, before the read"

@@ -18,7 +18,10 @@ use crate::stage::{Assertion, Breaks, Toggle};
 use crate::substrate::{both_sides, Side};
 use crate::witness::{Inventory, Kind, Witness, WitnessError};
 
+pub mod crash;
 pub mod day_two;
+pub mod rename;
+pub mod review;
 
 /// A step of a stage that could not be carried out.
 #[derive(Debug, thiserror::Error)]

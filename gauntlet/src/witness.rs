@@ -1054,6 +1054,25 @@ impl Witness {
         self.call(&args).map(drop)
     }
 
+    /// A queue's tags, or `None` if the queue is gone.
+    pub fn queue_tags(
+        &self,
+        queue: &str,
+    ) -> Result<Option<BTreeMap<String, String>>, WitnessError> {
+        let Some(url) = self.queue_url(queue)? else {
+            return Ok(None);
+        };
+        let v = self.call(&["sqs", "list-queue-tags", "--queue-url", &url])?;
+        Ok(Some(
+            v["Tags"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .collect(),
+        ))
+    }
+
     pub fn untag_queue(&self, queue: &str, key: &str) -> Result<(), WitnessError> {
         let url = self.queue_url_required(queue)?;
         self.call(&["sqs", "untag-queue", "--queue-url", &url, "--tag-keys", key])

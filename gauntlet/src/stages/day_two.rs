@@ -26,11 +26,11 @@ use crate::witness::{differences, normalised, Inventory, Kind, MarkerHit, Witnes
 
 use super::{missing_undeclared, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
-const ESTATE_KEY: &str = "tofu-estate";
-const ADDRESS_KEY: &str = "tofu-address";
+pub(super) const ESTATE_KEY: &str = "tofu-estate";
+pub(super) const ADDRESS_KEY: &str = "tofu-address";
 
 /// Run `a` and `b` side by side.
-fn side_by_side<A: Send, B: Send>(
+pub(super) fn side_by_side<A: Send, B: Send>(
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,
 ) -> (A, B) {
@@ -63,7 +63,7 @@ fn describe(changes: &[(String, Action)]) -> String {
         .join(", ")
 }
 
-fn sorted(mut v: Vec<(String, Action)>) -> Vec<(String, Action)> {
+pub(super) fn sorted(mut v: Vec<(String, Action)>) -> Vec<(String, Action)> {
     v.sort();
     v
 }
@@ -156,13 +156,13 @@ fn undeclared_markers(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<Stri
 }
 
 /// A parameter's value and tags, as a BREAK toggle takes it away.
-struct Saved {
+pub(super) struct Saved {
     value: String,
     tags: Vec<(String, String)>,
 }
 
 /// Delete a parameter, keeping what puts it back as it was.
-fn take_parameter(w: &Witness, name: &str) -> Result<Saved, StepError> {
+pub(super) fn take_parameter(w: &Witness, name: &str) -> Result<Saved, StepError> {
     let saved = Saved {
         value: w.parameter_value(name)?.unwrap_or_default(),
         tags: w.parameter_tags(name)?,
@@ -171,11 +171,11 @@ fn take_parameter(w: &Witness, name: &str) -> Result<Saved, StepError> {
     Ok(saved)
 }
 
-fn put_back_parameter(w: &Witness, name: &str, saved: &Saved) -> Result<(), StepError> {
+pub(super) fn put_back_parameter(w: &Witness, name: &str, saved: &Saved) -> Result<(), StepError> {
     Ok(w.put_parameter_tagged(name, &saved.value, &saved.tags)?)
 }
 
-fn tampered(what: &str) -> String {
+pub(super) fn tampered(what: &str) -> String {
     format!("tampered-{what}")
 }
 
@@ -486,7 +486,7 @@ pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
 }
 
 /// The engine's plan on the estate twin beside stock's on the oracle twin.
-fn both_plans(lane: &Lane, name: &str) -> Result<(EnginePlan, Plan), StepError> {
+pub(super) fn both_plans(lane: &Lane, name: &str) -> Result<(EnginePlan, Plan), StepError> {
     let o = lane.oracle_twin();
     let (ep, sp) = side_by_side(
         || lane.engine.plan(lane.clock, &[]),
@@ -496,7 +496,7 @@ fn both_plans(lane: &Lane, name: &str) -> Result<(EnginePlan, Plan), StepError> 
 }
 
 /// The engine's apply beside stock's apply of its plan file.
-fn both_apply(lane: &Lane, name: &str) -> Result<Applied, StepError> {
+pub(super) fn both_apply(lane: &Lane, name: &str) -> Result<Applied, StepError> {
     let o = lane.oracle_twin();
     let (ea, sa) = side_by_side(
         || lane.engine.apply(lane.clock, false),
@@ -507,7 +507,7 @@ fn both_apply(lane: &Lane, name: &str) -> Result<Applied, StepError> {
 }
 
 /// Whether the engine's plan proposes exactly `want` and stock's the same.
-fn same_as_stock(
+pub(super) fn same_as_stock(
     engine: &EnginePlan,
     stock: &Plan,
     want: &[(String, Action)],
@@ -544,7 +544,7 @@ fn same_as_stock(
     }
 }
 
-fn verdict(toggle: Toggle, r: Result<String, String>) -> Assertion {
+pub(super) fn verdict(toggle: Toggle, r: Result<String, String>) -> Assertion {
     match r {
         Ok(s) => Assertion::new(toggle, true, s),
         Err(s) => Assertion::new(toggle, false, s),
@@ -625,7 +625,7 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
 
 /// Each `.tf` file of a twin's working copy, edited by `f` where it applies;
 /// false when no file held what `f` looks for.
-fn edit_root(dir: &Path, f: impl Fn(&str) -> Option<String>) -> Result<bool, StepError> {
+pub(super) fn edit_root(dir: &Path, f: impl Fn(&str) -> Option<String>) -> Result<bool, StepError> {
     let mut done = false;
     let mut files: Vec<_> = fs::read_dir(dir)
         .map_err(io(dir))?

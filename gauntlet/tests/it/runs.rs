@@ -5,15 +5,18 @@ use gauntlet::stage::{StageId, Toggle};
 use crate::{assert_nothing_left, finish, moto_pids, stage, Scratch, ESTATE};
 
 /// The stages this gauntlet runs, in the page's order.
-const RUN: [&str; 9] = [
+const RUN: [&str; 12] = [
     "Cold deploy",
     "Migrate",
     "Replan from nothing",
     "No-op apply",
     "Drift and reconverge",
+    "Rename",
     "Remove a block",
     "Change count",
+    "Crash mid-apply",
     "Teardown",
+    "Plan, review, apply",
     "Greenfield apply",
 ];
 
@@ -65,6 +68,24 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
         drift.contains("choudoufu proposed exactly aws_ssm_parameter.shard[0] (update)"),
         "{drift}"
     );
+    let rename = detail(&r, "Rename");
+    assert!(
+        rename.contains("exactly aws_sqs_queue.dead_letters (update)")
+            && rename.contains("tofu-address=aws_sqs_queue.dead_letters"),
+        "{rename}"
+    );
+    let crash = detail(&r, "Crash mid-apply");
+    assert!(
+        crash.contains("choudoufu proposed exactly aws_ssm_parameter.crash_second (create)")
+            && crash.contains("the recovery apply: 1 added, 0 changed, 0 destroyed"),
+        "{crash}"
+    );
+    let review = detail(&r, "Plan, review, apply");
+    assert!(
+        review.contains("The approved plan no longer matches the live system")
+            && review.contains("the identical file applied: 0 added, 1 changed, 0 destroyed"),
+        "{review}"
+    );
     let remove = detail(&r, "Remove a block");
     assert!(
         remove.contains("choudoufu proposed exactly aws_ssm_parameter.worker_concurrency (delete)"),
@@ -106,7 +127,7 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
     for title in RUN {
         assert!(page.contains(&format!("| {title} | pass |")), "{title}");
     }
-    assert!(page.contains("| Rename | not run |"));
+    assert!(page.contains("| Replace with create_before_destroy | not run |"));
     assert!(page.contains("Oracle: stock terraform"));
     assert!(page.contains("cargo run -p gauntlet -- run reference-aws-stateful"));
     let t = &r["timing"];
@@ -117,8 +138,9 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
 /// Run with `toggles` on, stopping after `stop_after` when given, and
 /// require each toggle's stage to fail on that toggle's assertion, and every
 /// other stage that ran to pass. Toggles run together only when each
-/// corrupts its own stage alone: at most one per stage, and each puts the
-/// live system back after its read where later stages would see it.
+/// corrupts what its own assertion reads and nothing another toggle's
+/// assertion relies on, and each puts the live system back after its read
+/// where later stages would see it.
 fn broken_together(toggles: &[Toggle], stop_after: Option<StageId>) {
     let s = Scratch::new();
     let mut args = vec!["run".to_owned(), ESTATE.to_owned()];
@@ -154,7 +176,10 @@ fn broken_together(toggles: &[Toggle], stop_after: Option<StageId>) {
         assert!(detail.contains(&format!("{}=1", t.env())), "{detail}");
     }
     for title in RUN {
-        let id: StageId = title.to_lowercase().replace(' ', "-").parse().unwrap();
+        let id = StageId::ALL
+            .into_iter()
+            .find(|s| s.title() == title)
+            .unwrap();
         if broken.contains(&id) || stop_after.is_some_and(|st| id > st) {
             continue;
         }
@@ -167,19 +192,15 @@ fn broken_together(toggles: &[Toggle], stop_after: Option<StageId>) {
     }
 }
 
-/// Run with one toggle on, stopping after its stage, and require the stage
-/// to fail on its assertion.
-fn broken(toggle: Toggle, via_env: bool) {
+/// Run with one toggle on through its environment variable, stopping after
+/// its stage, and require the stage to fail on its assertion.
+fn broken(toggle: Toggle) {
     let s = Scratch::new();
     let mut args = vec!["run", ESTATE];
     let slug = toggle.stage().slug();
     args.extend(["--stop-after", &slug]);
     let mut cmd = s.gauntlet(&args);
-    if via_env {
-        cmd.env(toggle.env(), "1");
-    } else {
-        cmd.args(["--break", toggle.name()]);
-    }
+    cmd.env(toggle.env(), "1");
     let out = finish(cmd.output().unwrap());
     assert_nothing_left(&out.stderr, &s);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
@@ -204,24 +225,26 @@ fn broken(toggle: Toggle, via_env: bool) {
     assert!(detail.contains(&format!("{}=1", toggle.env())), "{detail}");
 }
 
-#[test]
-fn break_cold_state() {
-    broken(Toggle::ColdState, false);
-}
+// Cold deploy's toggles share one run stopped after it, but for the
+// inventory toggle: it deletes the object the state toggle takes out of the
+// state, and together they would agree again. It runs alone, and is the one
+// test that turns a toggle on through its environment variable.
 
 #[test]
 fn break_cold_inventory() {
-    broken(Toggle::ColdInventory, true);
+    broken(Toggle::ColdInventory);
 }
 
 #[test]
-fn break_cold_markers() {
-    broken(Toggle::ColdMarkers, false);
-}
-
-#[test]
-fn break_cold_undeclared() {
-    broken(Toggle::ColdUndeclared, false);
+fn break_cold_state_cold_markers_cold_undeclared() {
+    broken_together(
+        &[
+            Toggle::ColdState,
+            Toggle::ColdMarkers,
+            Toggle::ColdUndeclared,
+        ],
+        Some(StageId::ColdDeploy),
+    );
 }
 
 // A run through every stage takes about ten minutes, so the toggles of the
@@ -232,7 +255,7 @@ fn break_cold_undeclared() {
 // twins). Every stage without a toggle on must still pass.
 
 #[test]
-fn break_migrate_counts_replan_identities_noop_changes_drift_single_remove_untouched_count_down_teardown_engine_teardown_survivors_greenfield_inventory(
+fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_crash_remainder_teardown_engine_teardown_survivors_review_refused_greenfield_inventory(
 ) {
     broken_together(
         &[
@@ -240,10 +263,13 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_remove_untou
             Toggle::ReplanIdentities,
             Toggle::NoopChanges,
             Toggle::DriftSingle,
+            Toggle::RenameInPlace,
             Toggle::RemoveUntouched,
             Toggle::CountDown,
+            Toggle::CrashRemainder,
             Toggle::TeardownEngine,
             Toggle::TeardownSurvivors,
+            Toggle::ReviewRefused,
             Toggle::GreenfieldInventory,
         ],
         None,
@@ -251,7 +277,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_remove_untou
 }
 
 #[test]
-fn break_migrate_markers_replan_empty_noop_markers_drift_reconverged_remove_destroy_count_up_teardown_removed_teardown_undeclared_greenfield_markers_greenfield_replan(
+fn break_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan(
 ) {
     broken_together(
         &[
@@ -259,10 +285,13 @@ fn break_migrate_markers_replan_empty_noop_markers_drift_reconverged_remove_dest
             Toggle::ReplanEmpty,
             Toggle::NoopMarkers,
             Toggle::DriftReconverged,
+            Toggle::RenameMarker,
             Toggle::RemoveDestroy,
             Toggle::CountUp,
+            Toggle::CrashRecovered,
             Toggle::TeardownRemoved,
             Toggle::TeardownUndeclared,
+            Toggle::ReviewApplied,
             Toggle::GreenfieldMarkers,
             Toggle::GreenfieldReplan,
         ],

@@ -1,0 +1,206 @@
+//! Plan, review, apply: a saved plan is applied only to the live system it
+//! was made against.
+//!
+//! Both twins' roots give one queue a `reviewed = "yes"` tag and save a plan
+//! of it. On the estate twin the world then moves out of band (a stray tag
+//! on another queue, with the AWS CLI, never the engine) and the engine must
+//! refuse the saved plan with exit 3, applying nothing. With the stray tag
+//! gone the live system is as it was, and the same file applies exactly its
+//! one change; stock applies its own plan file on the oracle twin.
+
+use crate::choudoufu::{Action, Applied};
+use crate::edit;
+use crate::stage::{Assertion, Toggle};
+use crate::substrate::Side;
+
+use super::day_two::{edit_root, side_by_side, verdict};
+use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
+
+const REFUSAL: &str = "The approved plan no longer matches the live system";
+const STRAY: (&str, &str) = ("stray", "out-of-band");
+const REVIEWED: (&str, &str) = ("reviewed", "yes");
+
+pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let breaks = lane.breaks;
+    let e = lane.estate_twin();
+    let o = lane.oracle_twin();
+    let block = &estate.knobs.reviewed_block;
+    let queue = cold
+        .estate_state
+        .iter()
+        .find(|i| i.addr == *block)
+        .and_then(|i| i.values["name"].as_str())
+        .ok_or_else(|| {
+            StepError::Knob(format!(
+                "knobs.reviewed_block: the estate twin's state holds no {block} with a name"
+            ))
+        })?
+        .to_owned();
+    let moved_queue = &estate.knobs.stamped_queue;
+
+    clock.say(&format!(
+        "Plan, review, apply: {block} gains {}={} on both twins, planned to a file",
+        REVIEWED.0, REVIEWED.1
+    ));
+    both_ok(lane.both(|t: &TwinView| {
+        let edited = edit_root(&t.oracle.dir, |s| {
+            edit::set_attribute(s, &block.type_name, &block.name, "tags", |old| {
+                format!("merge({old}, {{ {} = {:?} }})", REVIEWED.0, REVIEWED.1)
+            })
+        })?;
+        if edited {
+            Ok(())
+        } else {
+            Err(StepError::Knob(format!(
+                "knobs.reviewed_block: {block} on the {} has no one-line tags argument",
+                t.side
+            )))
+        }
+    }))?;
+    let (ep, sp) = side_by_side(
+        || lane.engine.plan(clock, &["-out", "review.plan"]),
+        || o.oracle.plan(clock, "review.tfplan", &[]),
+    );
+    let (ep, sp) = (ep?, sp?);
+    let want = [(block.to_string(), Action::Update)];
+
+    // The world moves on the estate twin after the review.
+    if !breaks.on(Toggle::ReviewRefused) {
+        e.witness.tag_queue(moved_queue, STRAY.0, STRAY.1)?;
+    }
+    let (first, first_out) = lane.engine.apply_saved(clock, "review.plan")?;
+    let tags_after_refusal = e.witness.queue_tags(&queue)?.unwrap_or_default();
+    if !breaks.on(Toggle::ReviewRefused) {
+        e.witness.untag_queue(moved_queue, STRAY.0)?;
+    }
+    let said = format!("{}{}", first_out.stdout, first_out.stderr);
+    let mut p = Vec::new();
+    if ep.changes != want || sp.actions() != want {
+        p.push(format!(
+            "the saved plans are not the one update of {block}: choudoufu {} ({}), stock {} ({})",
+            ep.describe(),
+            ep.summary_line(),
+            sp.actions()
+                .iter()
+                .map(|(a, x)| format!("{a} ({})", x.word()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            sp.summary_line()
+        ));
+    }
+    if first_out.code != 3 || !said.contains(REFUSAL) || first.is_some() {
+        p.push(format!(
+            "after the live system moved, choudoufu apply review.plan exited {} ({})",
+            first_out.code,
+            first.map_or_else(
+                || said.trim().lines().last().unwrap_or("").to_owned(),
+                |a| a.to_string()
+            )
+        ));
+    }
+    if tags_after_refusal.contains_key(REVIEWED.0) {
+        p.push(format!(
+            "queue {queue} carries {}={} though the plan was refused",
+            REVIEWED.0, tags_after_refusal[REVIEWED.0]
+        ));
+    }
+    let refused = if p.is_empty() {
+        Ok(format!(
+            "choudoufu plan -out review.plan saved exactly {block} (update) ({}), as stock's plan file on the oracle twin ({}); then queue {moved_queue} gained a stray tag {}={} with the AWS CLI, and choudoufu apply review.plan refused with \"{REFUSAL}\" at exit 3, applying nothing: the AWS CLI reads no {} tag on queue {queue}",
+            ep.summary_line(),
+            sp.summary_line(),
+            STRAY.0,
+            STRAY.1,
+            REVIEWED.0
+        ))
+    } else {
+        Err(p.join("; "))
+    };
+
+    // The stray tag gone, the identical file applies; stock applies its own.
+    clock.say("Plan, review, apply: the live system put back, the same file applied");
+    let (second, stock) = side_by_side(
+        || match first {
+            // Already applied (only when the world did not move).
+            Some(a) => Ok((Some(a), None)),
+            None => lane
+                .engine
+                .apply_saved(clock, "review.plan")
+                .map(|(a, out)| (a, Some(out))),
+        },
+        || o.oracle.apply(clock, "review.tfplan"),
+    );
+    let (second, second_out) = second?;
+    stock?;
+    if breaks.on(Toggle::ReviewApplied) {
+        e.witness.untag_queue(&queue, REVIEWED.0)?;
+    }
+    let [here, there] =
+        both_ok(lane.both(|t: &TwinView| Ok(t.witness.queue_tags(&queue)?.unwrap_or_default())))?;
+    if breaks.on(Toggle::ReviewApplied) {
+        e.witness.tag_queue(&queue, REVIEWED.0, REVIEWED.1)?;
+    }
+    let replan = lane.engine.plan(clock, &[])?;
+    let one = Applied {
+        changed: 1,
+        ..Applied::default()
+    };
+    let reviewed = |t: &std::collections::BTreeMap<String, String>| {
+        t.get(REVIEWED.0).map(String::as_str) == Some(REVIEWED.1)
+    };
+    let mut p = Vec::new();
+    if second != Some(one) {
+        p.push(format!(
+            "choudoufu apply review.plan with the live system put back: {}",
+            match (&second, &second_out) {
+                (Some(a), _) => a.to_string(),
+                (None, Some(out)) => format!(
+                    "exit {}: {}",
+                    out.code,
+                    format!("{}{}", out.stdout, out.stderr).trim()
+                ),
+                (None, None) => "not run".into(),
+            }
+        ));
+    }
+    if !reviewed(&here) {
+        p.push(format!(
+            "the AWS CLI reads no {}={} on queue {queue} on the estate twin",
+            REVIEWED.0, REVIEWED.1
+        ));
+    }
+    if !reviewed(&there) {
+        p.push(format!(
+            "stock's plan file left no {}={} on queue {queue} on the oracle twin",
+            REVIEWED.0, REVIEWED.1
+        ));
+    }
+    if !replan.is_empty() {
+        p.push(format!(
+            "the next plan: {} ({})",
+            replan.summary_line(),
+            replan.describe()
+        ));
+    }
+    let applied = if p.is_empty() {
+        Ok(format!(
+            "with the stray tag removed the identical file applied: {one}; the AWS CLI reads {}={} on queue {queue} on both twins (stock's own plan file applied on the oracle twin), and the next plan is empty ({})",
+            REVIEWED.0,
+            REVIEWED.1,
+            replan.summary_line()
+        ))
+    } else {
+        Err(p.join("; "))
+    };
+    let out: Vec<Assertion> = vec![
+        verdict(Toggle::ReviewRefused, refused),
+        verdict(Toggle::ReviewApplied, applied),
+    ];
+    Ok(StageOutput {
+        assertions: out,
+        summary: format!("a saved plan giving {block} a {} tag", REVIEWED.0),
+        plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
+    })
+}
