@@ -184,3 +184,15 @@ fn estate_roots_are_valid() {
     }
     assert!(checked > 0, "no estate found under {}", estates.display());
 }
+
+#[test]
+fn json_rewrite_of_the_estate_root_is_valid() {
+    let judge = Judge::new();
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/json/reference-aws-stateful");
+    let root = tempfile::tempdir().unwrap();
+    std::fs::copy(src.join("main.tf.json"), root.path().join("main.tf.json")).unwrap();
+    let (theirs, ours) = judge.both(root.path());
+    assert!(theirs.valid, "terraform says {theirs:?}");
+    assert!(ours.valid, "choudoufu says {ours:?}");
+}
