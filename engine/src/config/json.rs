@@ -1169,3 +1169,53 @@ pub(crate) fn split_blocks(
     diags.extend(t.diags);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_render_as_templates_no_longer_than_the_json() {
+        assert_eq!(quoted_template("a \"b\"\n"), r#""a \"b\"\n""#);
+        assert_eq!(
+            quoted_template(r#"${lookup(m, "k")} $${x}"#),
+            r#""${lookup(m, "k")} $${x}""#
+        );
+    }
+
+    #[test]
+    fn dynamic_blocks_and_meta_arguments_are_read_from_json() {
+        let file = SourceFile::new(
+            "main.tf.json",
+            r#"{"resource": {"aws_security_group": {"g": {
+  "depends_on": ["aws_vpc.v"],
+  "dynamic": {"ingress": {"for_each": "${var.ports}", "content": {"from_port": "${ingress.value}"}}}
+}}}}"#,
+        );
+        let (body, diags) = body(&file);
+        assert!(diags.is_empty(), "{diags:?}");
+        let r = body.blocks().next().unwrap();
+        assert_eq!(
+            r.labels.iter().map(|l| l.as_str()).collect::<Vec<_>>(),
+            ["aws_security_group", "g"]
+        );
+        let deps = r.body.get_attribute("depends_on").unwrap();
+        assert!(
+            matches!(&deps.value, Expression::Array(a) if matches!(a.get(0), Some(Expression::Traversal(_))))
+        );
+        let d = r.body.blocks().next().unwrap();
+        assert_eq!(d.ident.as_str(), "dynamic");
+        assert_eq!(d.labels[0].as_str(), "ingress");
+        assert!(d.body.has_attribute("for_each"));
+        let content = d.body.blocks().next().unwrap();
+        assert_eq!(content.ident.as_str(), "content");
+        assert_eq!(
+            file.range(super::super::span_of(
+                &content.body.get_attribute("from_port").unwrap().value
+            ))
+            .start
+            .line,
+            3
+        );
+    }
+}
