@@ -1,4 +1,5 @@
-//! Configuration: a module's `.tf` files parsed into typed blocks.
+//! Configuration: a module's `.tf` and `.tf.json` files parsed into typed
+//! blocks.
 //!
 //! `config` parses and checks structure (which blocks and arguments may
 //! appear, duplicates, names, labels, meta-arguments) and never evaluates:
@@ -7,6 +8,7 @@
 //! modules are loaded through [`Module::children`].
 
 mod body;
+pub(crate) mod json;
 pub mod refs;
 pub mod typeexpr;
 
@@ -253,7 +255,7 @@ pub struct Module {
     pub checks: Vec<Check>,
 }
 
-/// Reads every `.tf` file in `dir` (sorted by name, as terraform reads
+/// Reads every `.tf` and `.tf.json` file in `dir` (sorted by name, as terraform reads
 /// them). The module is returned with every problem found; it is usable
 /// only if the diagnostics hold no error.
 pub fn load(dir: &Path) -> (Module, Diagnostics) {
@@ -291,13 +293,6 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
             .to_string_lossy()
             .to_string();
         let display = display_name(dir, &name);
-        if name.ends_with(".tf.json") {
-            diags.push(Diagnostic::error(
-                "Unsupported configuration file",
-                format!("{display}: configuration in JSON syntax is not supported yet; write it as a .tf file."),
-            ));
-            continue;
-        }
         let text = match std::fs::read(&path) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(t) => t,
@@ -319,10 +314,17 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
         };
         let file = SourceFile::new(display, text);
         module.sources.add(file.clone());
-        match hcl_edit::parser::parse_body(file.text()) {
+        let parsed = if file.is_json() {
+            let (body, errors) = json::body(&file);
+            diags.extend(errors);
+            Ok(body)
+        } else {
+            hcl_edit::parser::parse_body(file.text()).map_err(|e| parse_error(&file, &e))
+        };
+        match parsed {
             Ok(body) if is_override(&name) => overrides.push(body),
             Ok(body) => primaries.push((body, file)),
-            Err(e) => diags.push(parse_error(&file, &e)),
+            Err(d) => diags.push(d),
         }
     }
     for o in &overrides {

@@ -1,5 +1,6 @@
 //! `choudoufu validate` against `terraform validate`: every broken root in
-//! `engine/tests/broken_roots/` must be refused by both, with errors on the
+//! `engine/tests/broken_roots/` (a `.tf` or a `.tf.json` file) must be
+//! refused by both, with errors on the
 //! same files and lines, and every estate root must pass both.
 
 use crate::support::{cli_config, plugin_mirror, terraform};
@@ -123,7 +124,9 @@ fn broken_roots_are_refused_on_terraforms_lines() {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tf"))
+        .filter(|p| {
+            p.to_string_lossy().ends_with(".tf") || p.to_string_lossy().ends_with(".tf.json")
+        })
         .collect();
     cases.sort();
     assert!(
@@ -134,9 +137,13 @@ fn broken_roots_are_refused_on_terraforms_lines() {
     let mut failures = Vec::new();
     println!("{:<32} {:<44} choudoufu", "root", "terraform");
     for case in &cases {
-        let name = case.file_stem().unwrap().to_string_lossy().to_string();
+        let file = case.file_name().unwrap().to_string_lossy().to_string();
+        let (name, main) = match file.strip_suffix(".tf.json") {
+            Some(name) => (name, "main.tf.json"),
+            None => (file.trim_end_matches(".tf"), "main.tf"),
+        };
         let root = tempfile::tempdir().unwrap();
-        std::fs::copy(case, root.path().join("main.tf")).unwrap();
+        std::fs::copy(case, root.path().join(main)).unwrap();
         let (theirs, ours) = judge.both(root.path());
         let show = |v: &Verdict| format!("{:?} {}", v.errors, v.summaries.join("; "));
         println!("{name:<32} {:<44} {}", show(&theirs), show(&ours));
@@ -176,4 +183,16 @@ fn estate_roots_are_valid() {
         checked += 1;
     }
     assert!(checked > 0, "no estate found under {}", estates.display());
+}
+
+#[test]
+fn json_rewrite_of_the_estate_root_is_valid() {
+    let judge = Judge::new();
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/json/reference-aws-stateful");
+    let root = tempfile::tempdir().unwrap();
+    std::fs::copy(src.join("main.tf.json"), root.path().join("main.tf.json")).unwrap();
+    let (theirs, ours) = judge.both(root.path());
+    assert!(theirs.valid, "terraform says {theirs:?}");
+    assert!(ours.valid, "choudoufu says {ours:?}");
 }
