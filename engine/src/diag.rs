@@ -153,6 +153,12 @@ impl Sources {
     pub fn get(&self, name: &str) -> Option<&SourceFile> {
         self.0.get(name)
     }
+
+    /// Adds every file of `other`.
+    pub fn extend(&mut self, other: &Sources) {
+        self.0
+            .extend(other.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
 }
 
 /// How to draw diagnostics for a person.

@@ -3,11 +3,12 @@
 //! `config` parses and checks structure (which blocks and arguments may
 //! appear, duplicates, names, labels, meta-arguments) and never evaluates:
 //! every expression is kept as written, with the file it came from, for
-//! `eval` to evaluate later. [`load`] reads one directory; local child
-//! modules are loaded through [`Module::children`].
+//! `eval` to evaluate later. [`load`] reads one directory; [`tree`] loads
+//! a root with the local child modules its calls name.
 
 mod body;
 pub mod refs;
+pub mod tree;
 pub mod typeexpr;
 
 use crate::addr::Mode;
