@@ -58,8 +58,15 @@ impl Graph {
     /// something the module does not declare, or that is not available
     /// where it is written.
     pub fn build(module: &Module) -> (Graph, Diagnostics) {
+        Graph::build_in(module, "")
+    }
+
+    /// Builds the graph of the module at `address` (`module.app`; empty for
+    /// the root), which its diagnostics name.
+    pub fn build_in(module: &Module, address: &str) -> (Graph, Diagnostics) {
         let mut b = Builder {
             module,
+            address,
             graph: Graph::default(),
             diags: Diagnostics::default(),
         };
@@ -255,6 +262,7 @@ impl Graph {
 pub fn check_references(module: &Module, refs: &[Reference]) -> Diagnostics {
     let mut b = Builder {
         module,
+        address: "",
         graph: Graph::default(),
         diags: Diagnostics::default(),
     };
@@ -266,12 +274,28 @@ pub fn check_references(module: &Module, refs: &[Reference]) -> Diagnostics {
 
 /// The diagnostic for a cycle, naming every block in it.
 pub fn cycle_diagnostic(cycle: &[Node]) -> Diagnostic {
-    let names: Vec<String> = cycle.iter().map(Node::to_string).collect();
+    cycle_in_module("", cycle)
+}
+
+/// The diagnostic for a cycle in the module at `address` (empty for the
+/// root), naming every block in it as terraform does: `module.app.local.a`.
+pub fn cycle_in_module(address: &str, cycle: &[Node]) -> Diagnostic {
+    let names: Vec<String> = cycle
+        .iter()
+        .map(|n| {
+            if address.is_empty() {
+                n.to_string()
+            } else {
+                format!("{address}.{n}")
+            }
+        })
+        .collect();
     Diagnostic::error(format!("Cycle: {}", names.join(", ")), "")
 }
 
 struct Builder<'a> {
     module: &'a Module,
+    address: &'a str,
     graph: Graph,
     diags: Diagnostics,
 }
@@ -300,6 +324,11 @@ impl Builder<'_> {
     /// nothing declared or is not allowed where it is written.
     fn check(&mut self, r: &Reference, ctx: Context) -> Option<Node> {
         let m = self.module;
+        let within = if self.address.is_empty() {
+            "the root module"
+        } else {
+            self.address
+        };
         let err =
             |summary: &str, detail: String| Diagnostic::error(summary, detail).at(r.range.clone());
         let problem = match &r.target {
@@ -321,13 +350,13 @@ impl Builder<'_> {
                 };
                 err(
                     "Reference to undeclared resource",
-                    format!("A {kind} resource \"{}\" \"{}\" has not been declared in the root module.", k.type_name, k.name),
+                    format!("A {kind} resource \"{}\" \"{}\" has not been declared in {within}.", k.type_name, k.name),
                 )
             }
             Target::Module(n) if m.module_calls.contains_key(n) => return Some(Node::ModuleCall(n.clone())),
             Target::Module(n) => err(
                 "Reference to undeclared module",
-                format!("No module call named \"{n}\" is declared in the root module.{}", suggest(n, m.module_calls.keys())),
+                format!("No module call named \"{n}\" is declared in {within}.{}", suggest(n, m.module_calls.keys())),
             ),
             Target::Count if ctx.count => return None,
             Target::Count => err(
