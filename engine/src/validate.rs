@@ -14,6 +14,7 @@ use crate::eval::module::{expansion, unknown_outputs, Instance, ModuleValues};
 use crate::graph::{cycle_in_module, Graph, Node};
 use crate::provider::cache::SchemaCache;
 use crate::provider::diagnostic::{PathStep, Severity as ProviderSeverity};
+use crate::provider::discovery::ProviderSource;
 use crate::provider::plugin::{LaunchOptions, Plugin};
 use crate::provider::resolve::{self, Resolved};
 use crate::provider::{grpc::GrpcProvider, Provider, ProviderError};
@@ -91,6 +92,10 @@ async fn check(
     for t in &modules {
         diags.extend(inputs::check_defaults(&t.module));
     }
+    // A child module may also receive aliases through
+    // `configuration_aliases`, which are not read; the root has only its
+    // provider blocks.
+    diags.extend(missing_passed_providers(&tree.module));
     if diags.has_errors() {
         return;
     }
@@ -248,6 +253,33 @@ fn evaluate<'a>(
             }
         }
     }
+}
+
+/// Each aliased configuration a call's `providers` passes that `module`
+/// does not declare, as terraform reports it (with no source range).
+fn missing_passed_providers(module: &Module) -> Diagnostics {
+    let mut diags = Diagnostics::default();
+    for call in module.module_calls.values() {
+        for (_, parent) in &call.providers {
+            let Some(alias) = &parent.alias else { continue };
+            if module.providers.contains_key(parent) {
+                continue;
+            }
+            let written = module
+                .required_providers
+                .get(&parent.name)
+                .and_then(|r| r.source.clone())
+                .unwrap_or_else(|| parent.name.clone());
+            let source = written
+                .parse::<ProviderSource>()
+                .map_or(written, |s| s.to_string());
+            diags.push(Diagnostic::error(
+                format!("missing provider provider[\"{source}\"].{alias}"),
+                "",
+            ));
+        }
+    }
+    diags
 }
 
 /// What a block with `count` or `for_each` sees for an instance not yet

@@ -661,4 +661,39 @@ variable "n" {
         assert!(text.contains("No value for required variable"), "{text}");
         assert!(text.contains("a number is required"), "{text}");
     }
+
+    #[test]
+    fn a_call_sets_its_childs_variables() {
+        let (_dir, child) = root(&[(
+            "main.tf",
+            r#"
+variable "name" { type = string }
+variable "size" {
+  type     = number
+  default  = 3
+  nullable = false
+}
+variable "cfg" {
+  type    = object({ team = optional(string, "platform") })
+  default = {}
+}
+"#,
+        )]);
+        let (_caller_dir, caller) = root(&[(
+            "main.tf",
+            "module \"q\" {\n  source = \"./q\"\n  name   = 7\n  size   = null\n}\n",
+        )]);
+        let call = &caller.module_calls["q"];
+        let eval = |e: &Expr| {
+            Scope::default()
+                .eval(&e.expr)
+                .map_err(|d| at_expr(d, &e.file, 0..0).into())
+        };
+        let v = from_call(call, &child, "module.q", eval).unwrap();
+        let got: Vec<String> = v.values().map(show).collect();
+        // name converted to its type, size null on a non-nullable variable
+        // takes its default, cfg absent takes its default with the optional
+        // attribute's default filled in.
+        assert_eq!(got, ["{\n  \"team\" = \"platform\"\n}", "\"7\"", "3"]);
+    }
 }
