@@ -20,7 +20,7 @@ use crate::provider::resolve::{self, Resolved};
 use crate::provider::{grpc::GrpcProvider, Provider, ProviderError};
 use crate::source::Range;
 use crate::value::{Type, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// What validation found, and the files its diagnostics point into.
@@ -73,12 +73,21 @@ async fn check(
     diags: &mut Diagnostics,
 ) {
     let modules = tree.modules();
-    let mut orders = Vec::with_capacity(modules.len());
+    let mut prepared = BTreeMap::new();
     for t in &modules {
         let (graph, d) = Graph::build_in(&t.module, &t.address());
         diags.extend(d);
         match graph.order() {
-            Ok(o) => orders.push(o),
+            Ok(order) => {
+                prepared.insert(
+                    t.address(),
+                    Prepared {
+                        graph,
+                        order,
+                        providers: BTreeMap::new(),
+                    },
+                );
+            }
             Err(cycles) => {
                 for c in cycles {
                     diags.push(cycle_in_module(&t.address(), &c));
@@ -99,13 +108,19 @@ async fn check(
     if diags.has_errors() {
         return;
     }
-    let using: Vec<&Module> = modules
-        .iter()
+    let using: Vec<&Tree> = modules
+        .into_iter()
         .filter(|t| !t.module.resources.is_empty() || !t.module.providers.is_empty())
-        .map(|t| &t.module)
         .collect();
-    let mut resolved = match resolve::for_modules(&using, &tree.module.dir, cache, options).await {
-        Ok(p) => p.into_iter(),
+    let ms: Vec<&Module> = using.iter().map(|t| &t.module).collect();
+    match resolve::for_modules(&ms, &tree.module.dir, cache, options).await {
+        Ok(found) => {
+            for (t, providers) in using.iter().zip(found) {
+                if let Some(p) = prepared.get_mut(&t.address()) {
+                    p.providers = providers;
+                }
+            }
+        }
         Err(e) => {
             diags.push(Diagnostic::error(
                 "Failed to load plugin schemas",
@@ -113,17 +128,9 @@ async fn check(
             ));
             return;
         }
-    };
-    let mut checks = Checks::new();
-    for (t, order) in modules.iter().zip(orders) {
-        let uses = !t.module.resources.is_empty() || !t.module.providers.is_empty();
-        let providers = if uses {
-            resolved.next().unwrap_or_default()
-        } else {
-            BTreeMap::new()
-        };
-        evaluate(t, &tree.module.dir, order, &providers, &mut checks, diags);
     }
+    let mut checks = Checks::new();
+    evaluate(tree, &tree.module.dir, &prepared, &mut checks, diags);
     if depth.provider_checks && !diags.has_errors() {
         for (resolved, configs) in checks.into_values() {
             provider_checks(&resolved, configs, options, diags).await;
@@ -131,21 +138,45 @@ async fn check(
     }
 }
 
-/// Evaluates every block of one module in order, with unknown variables
-/// and unknown resource attributes and module outputs, and collects each
-/// resource's configuration for its provider to check.
+/// One module's graph, the order to evaluate it in, and its providers.
+struct Prepared {
+    graph: Graph,
+    order: Vec<Node>,
+    providers: BTreeMap<String, Resolved>,
+}
+
+/// Evaluates every block of one module in order, and of the modules it
+/// calls, with unknown variables and unknown resource attributes and module
+/// outputs, and collects each resource's configuration for its provider to
+/// check. As terraform's walk does, a block that depends on one that failed
+/// is skipped, and a call whose arguments failed does not evaluate its
+/// module. Returns whether every output of the module could be evaluated.
 fn evaluate<'a>(
     tree: &'a Tree,
     root_dir: &Path,
-    order: Vec<Node>,
-    providers: &BTreeMap<String, Resolved>,
+    prepared: &BTreeMap<String, Prepared>,
     checks: &mut Checks<'a>,
     diags: &mut Diagnostics,
-) {
+) -> bool {
     let module = &tree.module;
+    let Some(Prepared {
+        graph,
+        order,
+        providers,
+    }) = prepared.get(&tree.address())
+    else {
+        return false;
+    };
     let mut values = ModuleValues::new(inputs::unknowns(module), &module.dir, root_dir);
+    let mut failed: BTreeSet<&Node> = BTreeSet::new();
+    let errors = |d: &Diagnostics| d.iter().filter(|x| x.is_error()).count();
     for node in order {
-        match node {
+        if graph.deps(node).any(|d| failed.contains(d)) {
+            failed.insert(node);
+            continue;
+        }
+        let before = errors(diags);
+        match node.clone() {
             Node::Variable(_) => {}
             Node::Local(name) => {
                 let local = &module.locals[&name];
@@ -203,6 +234,7 @@ fn evaluate<'a>(
                         .at(res.range.clone()),
                     );
                     values.resources.insert(key, Value::unknown(Type::Dynamic));
+                    failed.insert(node);
                     continue;
                 };
                 let instance = unknown_instance(res.count.is_some(), res.for_each.is_some());
@@ -236,10 +268,16 @@ fn evaluate<'a>(
                     diags.extend(with_context(d, &context));
                 }
                 let instance = unknown_instance(call.count.is_some(), call.for_each.is_some());
-                if let Err(d) = inputs::from_call(call, &child.module, &child.address(), |e| {
+                match inputs::from_call(call, &child.module, &child.address(), |e| {
                     values.eval(e, &instance)
                 }) {
-                    diags.extend(with_context(d, &context));
+                    Ok(_) if errors(diags) == before => {
+                        if !evaluate(child, root_dir, prepared, checks, diags) {
+                            failed.insert(node);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(d) => diags.extend(with_context(d, &context)),
                 }
                 values
                     .modules
@@ -252,7 +290,13 @@ fn evaluate<'a>(
                 }
             }
         }
+        if errors(diags) > before {
+            failed.insert(node);
+        }
     }
+    !order
+        .iter()
+        .any(|n| matches!(n, Node::Output(_)) && failed.contains(n))
 }
 
 /// Each aliased configuration a call's `providers` passes that `module`

@@ -324,6 +324,13 @@ fn finalise(var: &Variable, given: Raw, diags: &mut Diagnostics) -> Option<Value
                     format!("The given value is not suitable for var.{name} declared at {}: {msg}.", var.range),
                 )
                 .at(f.range(span.clone())),
+                // A sensitive variable's error points at its declaration,
+                // not at the value, so the value is not shown.
+                Origin::Call(address, range) if var.sensitive => Diagnostic::error(
+                    "Invalid value for input variable",
+                    format!("The given value is not suitable for {address}.var.{name}, which is sensitive: {msg}. Invalid value defined at {range}."),
+                )
+                .at(var.range.clone()),
                 Origin::Call(address, range) => Diagnostic::error(
                     "Invalid value for input variable",
                     format!("The given value is not suitable for {address}.var.{name} declared at {}: {msg}.", var.range),
