@@ -162,6 +162,21 @@ fn identity(dir: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_module_beside_the_root_is_named_from_the_working_directory() {
+        let rel = |p: &str, b: &str| super::super::relative(Path::new(p), Path::new(b));
+        assert_eq!(rel("/w/root", "/w/root"), Some(PathBuf::new()));
+        assert_eq!(
+            rel("/w/root/modules/q", "/w/root"),
+            Some(PathBuf::from("modules/q"))
+        );
+        assert_eq!(
+            rel("/w/shared", "/w/root"),
+            Some(PathBuf::from("../shared"))
+        );
+        assert_eq!(rel("/tmp/x", "/w/root"), None);
+    }
+
     fn write(dir: &Path, rel: &str, text: &str) {
         let p = dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
