@@ -1005,6 +1005,18 @@ impl Module {
         let source = c
             .required("source", block, diags)
             .and(c.string("source", diags));
+        if let (Some(src), Some(at)) = (&source, c.expr("source")) {
+            let local = src.starts_with("./") || src.starts_with("../");
+            if local && c.attrs.contains_key("version") {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid registry module source address",
+                        format!("Failed to parse module registry address: can't use local directory {src:?} as a module registry address.\n\nTerraform assumed that you intended a module registry source address because you also set the argument \"version\", which applies only to registry modules."),
+                    )
+                    .at(at.range()),
+                );
+            }
+        }
         let meta = [
             "source",
             "version",
