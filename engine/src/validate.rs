@@ -11,7 +11,7 @@ use crate::diag::{Diagnostic, Diagnostics, Sources};
 use crate::eval::body::decode;
 use crate::eval::inputs;
 use crate::eval::module::{expansion, unknown_outputs, Instance, ModuleValues};
-use crate::graph::{cycle_in_module, Graph, Node};
+use crate::graph::{tree_cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::provider::cache::SchemaCache;
 use crate::provider::diagnostic::{PathStep, Severity as ProviderSeverity};
 use crate::provider::discovery::ProviderSource;
@@ -73,31 +73,25 @@ async fn check(
     diags: &mut Diagnostics,
 ) {
     let modules = tree.modules();
-    let mut prepared = BTreeMap::new();
+    let mut graphs = BTreeMap::new();
     for t in &modules {
         let (graph, d) = Graph::build_in(&t.module, &t.address());
         diags.extend(d);
-        match graph.order() {
-            Ok(order) => {
-                prepared.insert(
-                    t.address(),
-                    Prepared {
-                        graph,
-                        order,
-                        providers: BTreeMap::new(),
-                    },
-                );
-            }
-            Err(cycles) => {
-                for c in cycles {
-                    diags.push(cycle_in_module(&t.address(), &c));
-                }
-            }
-        }
+        graphs.insert(t.path.clone(), graph);
     }
     if diags.has_errors() {
         return;
     }
+    let linked = TreeGraph::build(tree, &graphs);
+    let order = match linked.order() {
+        Ok(o) => o,
+        Err(cycles) => {
+            for c in cycles {
+                diags.push(tree_cycle_diagnostic(&c));
+            }
+            return;
+        }
+    };
     for t in &modules {
         diags.extend(inputs::check_defaults(&t.module));
     }
@@ -109,16 +103,16 @@ async fn check(
         return;
     }
     let using: Vec<&Tree> = modules
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|t| !t.module.resources.is_empty() || !t.module.providers.is_empty())
         .collect();
     let ms: Vec<&Module> = using.iter().map(|t| &t.module).collect();
+    let mut providers = BTreeMap::new();
     match resolve::for_modules(&ms, &tree.module.dir, cache, options).await {
         Ok(found) => {
-            for (t, providers) in using.iter().zip(found) {
-                if let Some(p) = prepared.get_mut(&t.address()) {
-                    p.providers = providers;
-                }
+            for (t, p) in using.iter().zip(found) {
+                providers.insert(t.path.clone(), p);
             }
         }
         Err(e) => {
@@ -130,7 +124,7 @@ async fn check(
         }
     }
     let mut checks = Checks::new();
-    evaluate(tree, &tree.module.dir, &prepared, &mut checks, diags);
+    evaluate(&modules, &linked, order, &providers, &mut checks, diags);
     if depth.provider_checks && !diags.has_errors() {
         for (resolved, configs) in checks.into_values() {
             provider_checks(&resolved, configs, options, diags).await;
@@ -138,45 +132,54 @@ async fn check(
     }
 }
 
-/// One module's graph, the order to evaluate it in, and its providers.
-struct Prepared {
-    graph: Graph,
-    order: Vec<Node>,
-    providers: BTreeMap<String, Resolved>,
-}
-
-/// Evaluates every block of one module in order, and of the modules it
-/// calls, with unknown variables and unknown resource attributes and module
-/// outputs, and collects each resource's configuration for its provider to
-/// check. As terraform's walk does, a block that depends on one that failed
-/// is skipped, and a call whose arguments failed does not evaluate its
-/// module. Returns whether every output of the module could be evaluated.
+/// Evaluates every block of every module in `order`, with unknown
+/// variables, resource attributes and module outputs, and collects each
+/// resource's configuration for its provider to check. As terraform's walk
+/// does, a block that depends on one that failed is skipped, and so is
+/// every block of a module whose call failed.
 fn evaluate<'a>(
-    tree: &'a Tree,
-    root_dir: &Path,
-    prepared: &BTreeMap<String, Prepared>,
+    modules: &[&'a Tree],
+    linked: &TreeGraph,
+    order: Vec<TreeNode>,
+    providers: &BTreeMap<Vec<String>, BTreeMap<String, Resolved>>,
     checks: &mut Checks<'a>,
     diags: &mut Diagnostics,
-) -> bool {
-    let module = &tree.module;
-    let Some(Prepared {
-        graph,
-        order,
-        providers,
-    }) = prepared.get(&tree.address())
-    else {
-        return false;
-    };
-    let mut values = ModuleValues::new(inputs::unknowns(module), &module.dir, root_dir);
-    let mut failed: BTreeSet<&Node> = BTreeSet::new();
+) {
+    let root_dir = &modules[0].module.dir;
+    let trees: BTreeMap<&Vec<String>, &'a Tree> = modules.iter().map(|t| (&t.path, *t)).collect();
+    let mut values: BTreeMap<&Vec<String>, ModuleValues> = modules
+        .iter()
+        .map(|t| {
+            let mut v = ModuleValues::new(inputs::unknowns(&t.module), &t.module.dir, root_dir);
+            for (name, child) in &t.children {
+                let call = &t.module.module_calls[name];
+                v.modules
+                    .insert(name.clone(), unknown_outputs(call, &child.module));
+            }
+            (&t.path, v)
+        })
+        .collect();
+    let none = BTreeMap::new();
+    let mut failed: BTreeSet<TreeNode> = BTreeSet::new();
     let errors = |d: &Diagnostics| d.iter().filter(|x| x.is_error()).count();
-    for node in order {
-        if graph.deps(node).any(|d| failed.contains(d)) {
-            failed.insert(node);
+    for tn in order {
+        let call_failed = (0..tn.module.len()).any(|i| {
+            failed.contains(&TreeNode {
+                module: tn.module[..i].to_vec(),
+                node: Node::ModuleCall(tn.module[i].clone()),
+            })
+        });
+        if call_failed || linked.deps(&tn).any(|d| failed.contains(d)) {
+            failed.insert(tn);
             continue;
         }
+        let (Some(tree), Some(values)) = (trees.get(&tn.module), values.get_mut(&tn.module)) else {
+            continue;
+        };
+        let module = &tree.module;
+        let providers = providers.get(&tn.module).unwrap_or(&none);
         let before = errors(diags);
-        match node.clone() {
+        match tn.node.clone() {
             Node::Variable(_) => {}
             Node::Local(name) => {
                 let local = &module.locals[&name];
@@ -200,8 +203,7 @@ fn evaluate<'a>(
             Node::Resource(key) => {
                 let res = &module.resources[&key];
                 let context = resource_context(&key);
-                if let Err(d) = expansion(&values, res.count.as_ref(), res.for_each.as_ref(), true)
-                {
+                if let Err(d) = expansion(values, res.count.as_ref(), res.for_each.as_ref(), true) {
                     diags.extend(with_context(d, &context));
                 }
                 let provider = res.provider_ref().name;
@@ -234,7 +236,7 @@ fn evaluate<'a>(
                         .at(res.range.clone()),
                     );
                     values.resources.insert(key, Value::unknown(Type::Dynamic));
-                    failed.insert(node);
+                    failed.insert(tn);
                     continue;
                 };
                 let instance = unknown_instance(res.count.is_some(), res.for_each.is_some());
@@ -262,26 +264,16 @@ fn evaluate<'a>(
                 let call = &module.module_calls[&name];
                 let child = &tree.children[&name];
                 let context = format!("module \"{name}\"");
-                if let Err(d) =
-                    expansion(&values, call.count.as_ref(), call.for_each.as_ref(), true)
+                if let Err(d) = expansion(values, call.count.as_ref(), call.for_each.as_ref(), true)
                 {
                     diags.extend(with_context(d, &context));
                 }
                 let instance = unknown_instance(call.count.is_some(), call.for_each.is_some());
-                match inputs::from_call(call, &child.module, &child.address(), |e| {
+                if let Err(d) = inputs::from_call(call, &child.module, &child.address(), |e| {
                     values.eval(e, &instance)
                 }) {
-                    Ok(_) if errors(diags) == before => {
-                        if !evaluate(child, root_dir, prepared, checks, diags) {
-                            failed.insert(node);
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(d) => diags.extend(with_context(d, &context)),
+                    diags.extend(with_context(d, &context));
                 }
-                values
-                    .modules
-                    .insert(name, unknown_outputs(call, &child.module));
             }
             Node::Output(name) => {
                 let out = &module.outputs[&name];
@@ -291,12 +283,9 @@ fn evaluate<'a>(
             }
         }
         if errors(diags) > before {
-            failed.insert(node);
+            failed.insert(tn);
         }
     }
-    !order
-        .iter()
-        .any(|n| matches!(n, Node::Output(_)) && failed.contains(n))
 }
 
 /// Each aliased configuration a call's `providers` passes that `module`
