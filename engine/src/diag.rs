@@ -245,6 +245,9 @@ pub fn to_json(d: &Diagnostic, sources: &Sources) -> serde_json::Value {
         "summary": d.summary,
         "detail": d.detail,
     });
+    if let Some(a) = &d.address {
+        out["address"] = json!(a);
+    }
     if let Some(r) = &d.subject {
         let pos =
             |p: &crate::source::Pos| json!({"line": p.line, "column": p.column, "byte": p.byte});

@@ -1,8 +1,9 @@
 //! `choudoufu validate`: a root and the modules it calls checked as
-//! `terraform validate` checks them, without touching any live object. Structure, references and cycles
-//! first; then every block evaluated with unknown input variables and
-//! unknown resource attributes against its provider's schema; then each
-//! resource's configuration given to its provider to check.
+//! `terraform validate` checks them, without touching any live object.
+//! Structure, references and cycles first; then every block evaluated with
+//! unknown input variables, resource attributes and module outputs against
+//! its provider's schema; then each resource's configuration given to its
+//! provider to check.
 
 use crate::addr::Mode;
 use crate::config::tree::{load_tree, Tree};
@@ -63,7 +64,7 @@ pub async fn validate(
 
 /// Resource configurations for one provider binary to check, with the
 /// module each resource is in.
-type Checks<'a> = BTreeMap<PathBuf, (Resolved, Vec<(&'a Module, ResourceKey, Value)>)>;
+type Checks<'a> = BTreeMap<PathBuf, (Resolved, Vec<(&'a Tree, ResourceKey, Value)>)>;
 
 async fn check(
     tree: &Tree,
@@ -248,7 +249,7 @@ fn evaluate<'a>(
                                 .entry(r.found.executable.clone())
                                 .or_insert_with(|| (r.clone(), Vec::new()))
                                 .1
-                                .push((module, key.clone(), v));
+                                .push((tree, key.clone(), v));
                         }
                     }
                     Err(d) => diags.extend(with_context(d, &context)),
@@ -342,7 +343,7 @@ fn resource_context(key: &ResourceKey) -> String {
 /// Lets the provider check each resource's configuration.
 async fn provider_checks(
     resolved: &Resolved,
-    configs: Vec<(&Module, ResourceKey, Value)>,
+    configs: Vec<(&Tree, ResourceKey, Value)>,
     options: &LaunchOptions,
     diags: &mut Diagnostics,
 ) {
@@ -358,7 +359,8 @@ async fn provider_checks(
             return;
         }
     };
-    for (module, key, config) in configs {
+    for (tree, key, config) in configs {
+        let module = &tree.module;
         let result = match key.mode {
             Mode::Managed => {
                 provider
@@ -383,7 +385,10 @@ async fn provider_checks(
                     };
                     diags.push(
                         ours.at(at)
-                            .about(key.to_string())
+                            .about(match tree.address().as_str() {
+                                "" => key.to_string(),
+                                m => format!("{m}.{key}"),
+                            })
                             .in_context(Some(resource_context(&key))),
                     );
                 }
