@@ -3,7 +3,9 @@
 //! Only local sources (`./x`, `../x`) are loaded: a registry or git source
 //! would need `terraform init`'s installer, which this engine does not
 //! have, so such a call is an error naming it. A call that leads back to a
-//! module already being loaded on the way down is an error too.
+//! module already being loaded on the way down is an error too, and so is
+//! `count`, `for_each` or `depends_on` on a call to a module that configures
+//! its own providers.
 
 use super::{load, Module, ModuleCall};
 use crate::diag::{Diagnostic, Diagnostics, Sources};
@@ -102,6 +104,27 @@ fn load_below(
         let mut child_path = path.clone();
         child_path.push(call.name.clone());
         let child = load_below(&child_dir, child_path, loading, diags);
+        if !child.module.providers.is_empty() {
+            let repeated = call
+                .count
+                .iter()
+                .chain(&call.for_each)
+                .chain(&call.depends_on);
+            if let Some(meta) = repeated.into_iter().next() {
+                diags.push(
+                    Diagnostic::error(
+                        "Module is incompatible with count, for_each, and depends_on",
+                        format!(
+                            "The module at {} is a legacy module which contains its own local provider configurations, and so calls to it may not use the count, for_each, or depends_on arguments.\n\nIf you also control the module {:?}, consider updating this module to instead expect provider configurations to be passed by its caller.",
+                            child.address(),
+                            call.source
+                        ),
+                    )
+                    .at(meta.range())
+                    .in_context(Some(format!("module \"{}\"", call.name))),
+                );
+            }
+        }
         children.insert(call.name.clone(), child);
     }
     loading.pop();
