@@ -1,7 +1,9 @@
 //! `choudoufu validate` against `terraform validate`: every broken root in
-//! `engine/tests/broken_roots/` (a `.tf` or a `.tf.json` file) must be
-//! refused by both, with errors on the
-//! same files and lines, and every estate root must pass both.
+//! `engine/tests/broken_roots/` (a `.tf` or `.tf.json` file, or a directory
+//! holding a root and the modules it calls) must be refused by both, with
+//! errors on the same files and lines; every estate root, its JSON rewrite,
+//! and the root calling local modules in `engine/tests/fixtures/modules/`,
+//! must pass both.
 
 use crate::support::{cli_config, plugin_mirror, terraform};
 use std::path::{Path, PathBuf};
@@ -125,7 +127,8 @@ fn broken_roots_are_refused_on_terraforms_lines() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
-            p.to_string_lossy().ends_with(".tf") || p.to_string_lossy().ends_with(".tf.json")
+            let name = p.to_string_lossy();
+            p.is_dir() || name.ends_with(".tf") || name.ends_with(".tf.json")
         })
         .collect();
     cases.sort();
@@ -143,7 +146,11 @@ fn broken_roots_are_refused_on_terraforms_lines() {
             None => (file.trim_end_matches(".tf"), "main.tf"),
         };
         let root = tempfile::tempdir().unwrap();
-        std::fs::copy(case, root.path().join(main)).unwrap();
+        if case.is_dir() {
+            copy_tree(case, root.path());
+        } else {
+            std::fs::copy(case, root.path().join(main)).unwrap();
+        }
         let (theirs, ours) = judge.both(root.path());
         let show = |v: &Verdict| format!("{:?} {}", v.errors, v.summaries.join("; "));
         println!("{name:<32} {:<44} {}", show(&theirs), show(&ours));
@@ -195,4 +202,31 @@ fn json_rewrite_of_the_estate_root_is_valid() {
     let (theirs, ours) = judge.both(root.path());
     assert!(theirs.valid, "terraform says {theirs:?}");
     assert!(ours.valid, "choudoufu says {ours:?}");
+}
+
+#[test]
+fn roots_calling_local_modules_are_valid() {
+    let judge = Judge::new();
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/modules"),
+        root.path(),
+    );
+    let (theirs, ours) = judge.both(root.path());
+    assert!(theirs.valid, "terraform says {theirs:?}");
+    assert!(ours.valid, "choudoufu says {ours:?}");
+}
+
+/// Copies the files under `from` into `to`, keeping their layout.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
 }
