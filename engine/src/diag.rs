@@ -153,6 +153,12 @@ impl Sources {
     pub fn get(&self, name: &str) -> Option<&SourceFile> {
         self.0.get(name)
     }
+
+    /// Adds every file of `other`.
+    pub fn extend(&mut self, other: &Sources) {
+        self.0
+            .extend(other.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
 }
 
 /// How to draw diagnostics for a person.
@@ -239,6 +245,9 @@ pub fn to_json(d: &Diagnostic, sources: &Sources) -> serde_json::Value {
         "summary": d.summary,
         "detail": d.detail,
     });
+    if let Some(a) = &d.address {
+        out["address"] = json!(a);
+    }
     if let Some(r) = &d.subject {
         let pos =
             |p: &crate::source::Pos| json!({"line": p.line, "column": p.column, "byte": p.byte});

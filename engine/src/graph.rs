@@ -4,6 +4,7 @@
 
 use crate::addr::Mode;
 use crate::config::refs::{Reference, Target};
+use crate::config::tree::Tree;
 use crate::config::{Expr, Module, ProviderRef, ResourceKey};
 use crate::diag::{suggest, Diagnostic, Diagnostics};
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,6 +38,9 @@ impl fmt::Display for Node {
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     deps: BTreeMap<Node, BTreeSet<Node>>,
+    /// For a node that refers to a module call: the call's outputs it
+    /// names, or `None` when it uses the call as a whole.
+    outputs: BTreeMap<(Node, String), Option<BTreeSet<String>>>,
 }
 
 /// Where a reference is written: what is allowed there.
@@ -58,8 +62,15 @@ impl Graph {
     /// something the module does not declare, or that is not available
     /// where it is written.
     pub fn build(module: &Module) -> (Graph, Diagnostics) {
+        Graph::build_in(module, "")
+    }
+
+    /// Builds the graph of the module at `address` (`module.app`; empty for
+    /// the root), which its diagnostics name.
+    pub fn build_in(module: &Module, address: &str) -> (Graph, Diagnostics) {
         let mut b = Builder {
             module,
+            address,
             graph: Graph::default(),
             diags: Diagnostics::default(),
         };
@@ -162,92 +173,215 @@ impl Graph {
     /// Every node after everything it depends on, or the cycles that make
     /// such an order impossible, each as the nodes in it.
     pub fn order(&self) -> Result<Vec<Node>, Vec<Vec<Node>>> {
-        let cycles = self.cycles();
-        if !cycles.is_empty() {
-            return Err(cycles);
-        }
-        let mut out = Vec::with_capacity(self.deps.len());
-        let mut done = BTreeSet::new();
-        for n in self.deps.keys() {
-            self.visit(n, &mut done, &mut out);
-        }
-        Ok(out)
+        order_of(&self.deps)
     }
 
-    fn visit<'a>(&'a self, n: &'a Node, done: &mut BTreeSet<&'a Node>, out: &mut Vec<Node>) {
+    /// The outputs of module call `call` that `node` names, or `None` when
+    /// it uses the call as a whole (or does not refer to it).
+    pub fn outputs_used(&self, node: &Node, call: &str) -> Option<&BTreeSet<String>> {
+        self.outputs
+            .get(&(node.clone(), call.to_string()))
+            .and_then(Option::as_ref)
+    }
+}
+
+/// A block of one module of a tree: the call names from the root to its
+/// module, and the block.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TreeNode {
+    pub module: Vec<String>,
+    pub node: Node,
+}
+
+impl fmt::Display for TreeNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for call in &self.module {
+            write!(f, "module.{call}.")?;
+        }
+        write!(f, "{}", self.node)
+    }
+}
+
+/// The blocks of every module of a tree by their references across calls,
+/// as terraform links them: a reference to `module.x.out` depends on the
+/// child's output `out` (on every output, and the call, when it uses
+/// `module.x` as a whole or names no output the child declares), and the child's variables depend on the call,
+/// which depends on what its arguments and meta-arguments reference. So
+/// two calls may use each other's outputs when no output depends on the
+/// argument that uses the other.
+#[derive(Debug, Clone, Default)]
+pub struct TreeGraph {
+    deps: BTreeMap<TreeNode, BTreeSet<TreeNode>>,
+}
+
+impl TreeGraph {
+    /// Links the graph of each module of `tree` (by its call path).
+    pub fn build(tree: &Tree, graphs: &BTreeMap<Vec<String>, Graph>) -> TreeGraph {
+        let mut deps: BTreeMap<TreeNode, BTreeSet<TreeNode>> = BTreeMap::new();
+        let at = |module: &[String], node: Node| TreeNode {
+            module: module.to_vec(),
+            node,
+        };
+        for t in tree.modules() {
+            let Some(g) = graphs.get(&t.path) else {
+                continue;
+            };
+            for x in g.nodes() {
+                let mut set = BTreeSet::new();
+                for d in g.deps(x) {
+                    let Node::ModuleCall(call) = d else {
+                        set.insert(at(&t.path, d.clone()));
+                        continue;
+                    };
+                    let Some(child) = t.children.get(call) else {
+                        continue;
+                    };
+                    let outputs = &child.module.outputs;
+                    // A name the child does not declare (an error found
+                    // in evaluation) depends on the call as a whole.
+                    match g
+                        .outputs_used(x, call)
+                        .filter(|used| used.iter().all(|o| outputs.contains_key(o)))
+                    {
+                        Some(used) => {
+                            for o in used {
+                                set.insert(at(&child.path, Node::Output(o.clone())));
+                            }
+                        }
+                        None => {
+                            for o in outputs.keys() {
+                                set.insert(at(&child.path, Node::Output(o.clone())));
+                            }
+                            set.insert(at(&t.path, d.clone()));
+                        }
+                    }
+                }
+                deps.entry(at(&t.path, x.clone())).or_default().extend(set);
+            }
+            for (call, child) in &t.children {
+                for v in child.module.variables.keys() {
+                    deps.entry(at(&child.path, Node::Variable(v.clone())))
+                        .or_default()
+                        .insert(at(&t.path, Node::ModuleCall(call.clone())));
+                }
+            }
+        }
+        TreeGraph { deps }
+    }
+
+    /// What `node` depends on directly.
+    pub fn deps(&self, node: &TreeNode) -> impl Iterator<Item = &TreeNode> {
+        self.deps.get(node).into_iter().flatten()
+    }
+
+    /// Every block of every module after everything it depends on, or the
+    /// cycles that make such an order impossible.
+    pub fn order(&self) -> Result<Vec<TreeNode>, Vec<Vec<TreeNode>>> {
+        order_of(&self.deps)
+    }
+}
+
+/// The diagnostic for a cycle across modules, naming every block in it as
+/// terraform does: `module.app.var.name`.
+pub fn tree_cycle_diagnostic(cycle: &[TreeNode]) -> Diagnostic {
+    let names: Vec<String> = cycle.iter().map(TreeNode::to_string).collect();
+    Diagnostic::error(format!("Cycle: {}", names.join(", ")), "")
+}
+
+/// Every node after everything it depends on, or the cycles.
+fn order_of<N: Ord + Clone>(deps: &BTreeMap<N, BTreeSet<N>>) -> Result<Vec<N>, Vec<Vec<N>>> {
+    fn visit<'a, N: Ord + Clone>(
+        deps: &'a BTreeMap<N, BTreeSet<N>>,
+        n: &'a N,
+        done: &mut BTreeSet<&'a N>,
+        out: &mut Vec<N>,
+    ) {
         if !done.insert(n) {
             return;
         }
-        for d in self.deps(n) {
-            self.visit(d, done, out);
+        for d in deps.get(n).into_iter().flatten() {
+            visit(deps, d, done, out);
         }
         out.push(n.clone());
     }
-
-    /// Strongly connected components with more than one node, or one node
-    /// depending on itself (Tarjan's algorithm).
-    fn cycles(&self) -> Vec<Vec<Node>> {
-        struct T<'a> {
-            g: &'a Graph,
-            index: BTreeMap<&'a Node, usize>,
-            low: BTreeMap<&'a Node, usize>,
-            stack: Vec<&'a Node>,
-            on_stack: BTreeSet<&'a Node>,
-            next: usize,
-            out: Vec<Vec<Node>>,
-        }
-        impl<'a> T<'a> {
-            fn strong(&mut self, v: &'a Node) {
-                self.index.insert(v, self.next);
-                self.low.insert(v, self.next);
-                self.next += 1;
-                self.stack.push(v);
-                self.on_stack.insert(v);
-                for w in self.g.deps(v) {
-                    if !self.index.contains_key(w) {
-                        self.strong(w);
-                        let lw = self.low[w];
-                        let lv = self.low.get_mut(v).unwrap();
-                        *lv = (*lv).min(lw);
-                    } else if self.on_stack.contains(w) {
-                        let iw = self.index[w];
-                        let lv = self.low.get_mut(v).unwrap();
-                        *lv = (*lv).min(iw);
-                    }
-                }
-                if self.low[v] == self.index[v] {
-                    let mut comp = Vec::new();
-                    while let Some(w) = self.stack.pop() {
-                        self.on_stack.remove(w);
-                        comp.push(w.clone());
-                        if w == v {
-                            break;
-                        }
-                    }
-                    let self_loop = self.g.deps(v).any(|d| d == v);
-                    if comp.len() > 1 || self_loop {
-                        comp.sort();
-                        self.out.push(comp);
-                    }
-                }
-            }
-        }
-        let mut t = T {
-            g: self,
-            index: BTreeMap::new(),
-            low: BTreeMap::new(),
-            stack: Vec::new(),
-            on_stack: BTreeSet::new(),
-            next: 0,
-            out: Vec::new(),
-        };
-        for v in self.deps.keys() {
-            if !t.index.contains_key(v) {
-                t.strong(v);
-            }
-        }
-        t.out
+    let cycles = strongly_connected(deps);
+    if !cycles.is_empty() {
+        return Err(cycles);
     }
+    let mut out = Vec::with_capacity(deps.len());
+    let mut done = BTreeSet::new();
+    for n in deps.keys() {
+        visit(deps, n, &mut done, &mut out);
+    }
+    Ok(out)
+}
+
+/// Strongly connected components with more than one node, or one node
+/// depending on itself (Tarjan's algorithm).
+fn strongly_connected<N: Ord + Clone>(deps: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
+    struct T<'a, N> {
+        deps: &'a BTreeMap<N, BTreeSet<N>>,
+        index: BTreeMap<&'a N, usize>,
+        low: BTreeMap<&'a N, usize>,
+        stack: Vec<&'a N>,
+        on_stack: BTreeSet<&'a N>,
+        next: usize,
+        out: Vec<Vec<N>>,
+    }
+    impl<'a, N: Ord + Clone> T<'a, N> {
+        fn edges(&self, v: &N) -> impl Iterator<Item = &'a N> {
+            self.deps.get(v).into_iter().flatten()
+        }
+        fn strong(&mut self, v: &'a N) {
+            self.index.insert(v, self.next);
+            self.low.insert(v, self.next);
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack.insert(v);
+            for w in self.edges(v) {
+                if !self.index.contains_key(w) {
+                    self.strong(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.on_stack.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack.remove(w);
+                    comp.push(w.clone());
+                    if w == v {
+                        break;
+                    }
+                }
+                let self_loop = self.edges(v).any(|d| d == v);
+                if comp.len() > 1 || self_loop {
+                    comp.sort();
+                    self.out.push(comp);
+                }
+            }
+        }
+    }
+    let mut t = T {
+        deps,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in deps.keys() {
+        if !t.index.contains_key(v) {
+            t.strong(v);
+        }
+    }
+    t.out
 }
 
 /// Checks references written outside any block (the console's input)
@@ -255,6 +389,7 @@ impl Graph {
 pub fn check_references(module: &Module, refs: &[Reference]) -> Diagnostics {
     let mut b = Builder {
         module,
+        address: "",
         graph: Graph::default(),
         diags: Diagnostics::default(),
     };
@@ -272,6 +407,7 @@ pub fn cycle_diagnostic(cycle: &[Node]) -> Diagnostic {
 
 struct Builder<'a> {
     module: &'a Module,
+    address: &'a str,
     graph: Graph,
     diags: Diagnostics,
 }
@@ -291,6 +427,20 @@ impl Builder<'_> {
     fn refs(&mut self, node: Node, refs: Vec<Reference>, ctx: Context) {
         for r in refs {
             if let Some(dep) = self.check(&r, ctx) {
+                if let Node::ModuleCall(call) = &dep {
+                    let used = self
+                        .graph
+                        .outputs
+                        .entry((node.clone(), call.clone()))
+                        .or_insert_with(|| Some(BTreeSet::new()));
+                    match (&r.output, used) {
+                        (Some(o), Some(set)) => {
+                            set.insert(o.clone());
+                        }
+                        (None, used) => *used = None,
+                        (Some(_), None) => {}
+                    }
+                }
                 self.graph.deps.entry(node.clone()).or_default().insert(dep);
             }
         }
@@ -300,6 +450,11 @@ impl Builder<'_> {
     /// nothing declared or is not allowed where it is written.
     fn check(&mut self, r: &Reference, ctx: Context) -> Option<Node> {
         let m = self.module;
+        let within = if self.address.is_empty() {
+            "the root module"
+        } else {
+            self.address
+        };
         let err =
             |summary: &str, detail: String| Diagnostic::error(summary, detail).at(r.range.clone());
         let problem = match &r.target {
@@ -321,13 +476,13 @@ impl Builder<'_> {
                 };
                 err(
                     "Reference to undeclared resource",
-                    format!("A {kind} resource \"{}\" \"{}\" has not been declared in the root module.", k.type_name, k.name),
+                    format!("A {kind} resource \"{}\" \"{}\" has not been declared in {within}.", k.type_name, k.name),
                 )
             }
             Target::Module(n) if m.module_calls.contains_key(n) => return Some(Node::ModuleCall(n.clone())),
             Target::Module(n) => err(
                 "Reference to undeclared module",
-                format!("No module call named \"{n}\" is declared in the root module.{}", suggest(n, m.module_calls.keys())),
+                format!("No module call named \"{n}\" is declared in {within}.{}", suggest(n, m.module_calls.keys())),
             ),
             Target::Count if ctx.count => return None,
             Target::Count => err(
@@ -409,6 +564,45 @@ mod tests {
         assert_eq!(
             cycle_diagnostic(&cycles[0]).summary,
             "Cycle: local.a, local.b"
+        );
+    }
+
+    #[test]
+    fn calls_may_use_each_others_outputs_unless_an_output_needs_the_other() {
+        let linked = |root: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("q")).unwrap();
+            std::fs::write(dir.path().join("main.tf"), root).unwrap();
+            std::fs::write(
+                dir.path().join("q/main.tf"),
+                "variable \"in\" {}\noutput \"fixed\" { value = 1 }\noutput \"echo\" { value = var.in }\n",
+            )
+            .unwrap();
+            let (tree, d) = crate::config::tree::load_tree(dir.path());
+            assert!(!d.has_errors(), "{d}");
+            let graphs = tree
+                .modules()
+                .iter()
+                .map(|t| (t.path.clone(), Graph::build_in(&t.module, &t.address()).0))
+                .collect();
+            TreeGraph::build(&tree, &graphs).order()
+        };
+        let order = linked(
+            "module \"a\" {\n  source = \"./q\"\n  in = module.b.fixed\n}\nmodule \"b\" {\n  source = \"./q\"\n  in = module.a.fixed\n}\noutput \"o\" { value = module.a.echo }\n",
+        )
+        .unwrap();
+        let pos = |s: &str| order.iter().position(|n| n.to_string() == s).unwrap();
+        assert!(pos("module.b.output.fixed") < pos("module.a"));
+        assert!(pos("module.a") < pos("module.a.var.in"));
+        assert!(pos("module.a.var.in") < pos("module.a.output.echo"));
+        assert!(pos("module.a.output.echo") < pos("output.o"));
+        let cycles = linked(
+            "module \"a\" {\n  source = \"./q\"\n  in = module.b.echo\n}\nmodule \"b\" {\n  source = \"./q\"\n  in = module.a.echo\n}\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            tree_cycle_diagnostic(&cycles[0]).summary,
+            "Cycle: module.a, module.b, module.a.var.in, module.a.output.echo, module.b.var.in, module.b.output.echo"
         );
     }
 }

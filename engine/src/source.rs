@@ -68,6 +68,12 @@ impl SourceFile {
         &self.text
     }
 
+    /// Whether the file is in terraform's JSON syntax, which terraform
+    /// decides by the name's extension.
+    pub fn is_json(&self) -> bool {
+        self.name.ends_with(".json")
+    }
+
     /// The position of a byte offset (clamped to the text).
     pub fn pos(&self, byte: usize) -> Pos {
         let byte = byte.min(self.text.len());

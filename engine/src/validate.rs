@@ -1,25 +1,28 @@
-//! `choudoufu validate`: a root checked as `terraform validate` checks it,
-//! without touching any live object. Structure, references and cycles
-//! first; then every block evaluated with unknown input variables and
-//! unknown resource attributes against its provider's schema; then each
-//! resource's configuration given to its provider to check.
+//! `choudoufu validate`: a root and the modules it calls checked as
+//! `terraform validate` checks them, without touching any live object.
+//! Structure, references and cycles first; then every block evaluated with
+//! unknown input variables, resource attributes and module outputs against
+//! its provider's schema; then each resource's configuration given to its
+//! provider to check.
 
 use crate::addr::Mode;
+use crate::config::tree::{load_tree, Tree};
 use crate::config::{self, Module, ResourceKey};
 use crate::diag::{Diagnostic, Diagnostics, Sources};
 use crate::eval::body::decode;
 use crate::eval::inputs;
-use crate::eval::module::{expansion, Instance, ModuleValues};
-use crate::graph::{cycle_diagnostic, Graph, Node};
+use crate::eval::module::{expansion, unknown_outputs, Instance, ModuleValues};
+use crate::graph::{tree_cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::provider::cache::SchemaCache;
 use crate::provider::diagnostic::{PathStep, Severity as ProviderSeverity};
+use crate::provider::discovery::ProviderSource;
 use crate::provider::plugin::{LaunchOptions, Plugin};
 use crate::provider::resolve::{self, Resolved};
 use crate::provider::{grpc::GrpcProvider, Provider, ProviderError};
 use crate::source::Range;
 use crate::value::{Type, Value};
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 /// What validation found, and the files its diagnostics point into.
 pub struct Validation {
@@ -41,17 +44,17 @@ pub struct Depth {
     pub provider_checks: bool,
 }
 
-/// Validates the root module in `dir`.
+/// Validates the root module in `dir` and every module it calls.
 pub async fn validate(
     dir: &Path,
     cache: Option<&SchemaCache>,
     options: &LaunchOptions,
     depth: Depth,
 ) -> Validation {
-    let (module, mut diags) = config::load(dir);
-    let sources = module.sources().clone();
+    let (tree, mut diags) = load_tree(dir);
+    let sources = tree.sources();
     if !diags.has_errors() {
-        check(&module, cache, options, depth, &mut diags).await;
+        check(&tree, cache, options, depth, &mut diags).await;
     }
     Validation {
         diagnostics: diags,
@@ -59,58 +62,125 @@ pub async fn validate(
     }
 }
 
+/// Resource configurations for one provider binary to check, with the
+/// module each resource is in.
+type Checks<'a> = BTreeMap<PathBuf, (Resolved, Vec<(&'a Tree, ResourceKey, Value)>)>;
+
 async fn check(
-    module: &Module,
+    tree: &Tree,
     cache: Option<&SchemaCache>,
     options: &LaunchOptions,
     depth: Depth,
     diags: &mut Diagnostics,
 ) {
-    let (graph, d) = Graph::build(module);
-    diags.extend(d);
+    let modules = tree.modules();
+    let mut graphs = BTreeMap::new();
+    for t in &modules {
+        let (graph, d) = Graph::build_in(&t.module, &t.address());
+        diags.extend(d);
+        graphs.insert(t.path.clone(), graph);
+    }
     if diags.has_errors() {
         return;
     }
-    let order = match graph.order() {
+    let linked = TreeGraph::build(tree, &graphs);
+    let order = match linked.order() {
         Ok(o) => o,
         Err(cycles) => {
             for c in cycles {
-                diags.push(cycle_diagnostic(&c));
+                diags.push(tree_cycle_diagnostic(&c));
             }
             return;
         }
     };
-    diags.extend(inputs::check_defaults(module));
-    for call in module.module_calls.values() {
-        diags.push(
-            Diagnostic::error(
-                "Module calls are not supported",
-                format!("This engine does not load child modules yet, so module \"{}\" cannot be validated.", call.name),
-            )
-            .at(call.range.clone()),
-        );
+    for t in &modules {
+        diags.extend(inputs::check_defaults(&t.module));
     }
+    // A child module may also receive aliases through
+    // `configuration_aliases`, which are not read; the root has only its
+    // provider blocks.
+    diags.extend(missing_passed_providers(&tree.module));
     if diags.has_errors() {
         return;
     }
-    let providers = if module.resources.is_empty() && module.providers.is_empty() {
-        BTreeMap::new()
-    } else {
-        match resolve::for_module(module, cache, options).await {
-            Ok(p) => p,
-            Err(e) => {
-                diags.push(Diagnostic::error(
-                    "Failed to load plugin schemas",
-                    format!("Error while loading schemas for plugin components: {e}."),
-                ));
-                return;
+    let using: Vec<&Tree> = modules
+        .iter()
+        .copied()
+        .filter(|t| !t.module.resources.is_empty() || !t.module.providers.is_empty())
+        .collect();
+    let ms: Vec<&Module> = using.iter().map(|t| &t.module).collect();
+    let mut providers = BTreeMap::new();
+    match resolve::for_modules(&ms, &tree.module.dir, cache, options).await {
+        Ok(found) => {
+            for (t, p) in using.iter().zip(found) {
+                providers.insert(t.path.clone(), p);
             }
         }
-    };
-    let mut values = ModuleValues::new(inputs::unknowns(module), &module.dir, &module.dir);
-    let mut checks: BTreeMap<String, Vec<(ResourceKey, Value)>> = BTreeMap::new();
-    for node in order {
-        match node {
+        Err(e) => {
+            diags.push(Diagnostic::error(
+                "Failed to load plugin schemas",
+                format!("Error while loading schemas for plugin components: {e}."),
+            ));
+            return;
+        }
+    }
+    let mut checks = Checks::new();
+    evaluate(&modules, &linked, order, &providers, &mut checks, diags);
+    if depth.provider_checks && !diags.has_errors() {
+        for (resolved, configs) in checks.into_values() {
+            provider_checks(&resolved, configs, options, diags).await;
+        }
+    }
+}
+
+/// Evaluates every block of every module in `order`, with unknown
+/// variables, resource attributes and module outputs, and collects each
+/// resource's configuration for its provider to check. As terraform's walk
+/// does, a block that depends on one that failed is skipped, and so is
+/// every block of a module whose call failed.
+fn evaluate<'a>(
+    modules: &[&'a Tree],
+    linked: &TreeGraph,
+    order: Vec<TreeNode>,
+    providers: &BTreeMap<Vec<String>, BTreeMap<String, Resolved>>,
+    checks: &mut Checks<'a>,
+    diags: &mut Diagnostics,
+) {
+    let root_dir = &modules[0].module.dir;
+    let trees: BTreeMap<&Vec<String>, &'a Tree> = modules.iter().map(|t| (&t.path, *t)).collect();
+    let mut values: BTreeMap<&Vec<String>, ModuleValues> = modules
+        .iter()
+        .map(|t| {
+            let mut v = ModuleValues::new(inputs::unknowns(&t.module), &t.module.dir, root_dir);
+            for (name, child) in &t.children {
+                let call = &t.module.module_calls[name];
+                v.modules
+                    .insert(name.clone(), unknown_outputs(call, &child.module));
+            }
+            (&t.path, v)
+        })
+        .collect();
+    let none = BTreeMap::new();
+    let mut failed: BTreeSet<TreeNode> = BTreeSet::new();
+    let errors = |d: &Diagnostics| d.iter().filter(|x| x.is_error()).count();
+    for tn in order {
+        let call_failed = (0..tn.module.len()).any(|i| {
+            failed.contains(&TreeNode {
+                module: tn.module[..i].to_vec(),
+                node: Node::ModuleCall(tn.module[i].clone()),
+            })
+        });
+        if call_failed || linked.deps(&tn).any(|d| failed.contains(d)) {
+            failed.insert(tn);
+            continue;
+        }
+        let (Some(tree), Some(values)) = (trees.get(&tn.module), values.get_mut(&tn.module)) else {
+            continue;
+        };
+        let module = &tree.module;
+        let providers = providers.get(&tn.module).unwrap_or(&none);
+        let before = errors(diags);
+        match tn.node.clone() {
             Node::Variable(_) => {}
             Node::Local(name) => {
                 let local = &module.locals[&name];
@@ -133,22 +203,13 @@ async fn check(
             }
             Node::Resource(key) => {
                 let res = &module.resources[&key];
-                let context = format!(
-                    "{} \"{}\" \"{}\"",
-                    if key.mode == Mode::Data {
-                        "data"
-                    } else {
-                        "resource"
-                    },
-                    key.type_name,
-                    key.name
-                );
-                if let Err(d) = expansion(&values, res.count.as_ref(), res.for_each.as_ref(), true)
-                {
+                let context = resource_context(&key);
+                if let Err(d) = expansion(values, res.count.as_ref(), res.for_each.as_ref(), true) {
                     diags.extend(with_context(d, &context));
                 }
                 let provider = res.provider_ref().name;
-                let Some(schema) = providers.get(&provider).and_then(|r| {
+                let resolved = providers.get(&provider);
+                let Some(schema) = resolved.and_then(|r| {
                     let table = match key.mode {
                         Mode::Managed => &r.schema.resources,
                         Mode::Data => &r.schema.data_sources,
@@ -160,9 +221,7 @@ async fn check(
                     } else {
                         "resource type"
                     };
-                    let source = providers
-                        .get(&provider)
-                        .map_or(provider.clone(), |r| r.found.source.to_string());
+                    let source = resolved.map_or(provider.clone(), |r| r.found.source.to_string());
                     diags.push(
                         Diagnostic::error(
                             if key.mode == Mode::Data {
@@ -178,19 +237,21 @@ async fn check(
                         .at(res.range.clone()),
                     );
                     values.resources.insert(key, Value::unknown(Type::Dynamic));
+                    failed.insert(tn);
                     continue;
                 };
-                let instance = Instance {
-                    count_index: res.count.as_ref().map(|_| Value::unknown(Type::Number)),
-                    each: res
-                        .for_each
-                        .as_ref()
-                        .map(|_| (Value::unknown(Type::String), Value::unknown(Type::Dynamic))),
-                    self_value: None,
-                };
+                let instance = unknown_instance(res.count.is_some(), res.for_each.is_some());
                 let scope = values.scope_for(&res.config.references(), &instance);
                 match decode(&res.config, &schema.block, &scope) {
-                    Ok(v) => checks.entry(provider).or_default().push((key.clone(), v)),
+                    Ok(v) => {
+                        if let Some(r) = resolved {
+                            checks
+                                .entry(r.found.executable.clone())
+                                .or_insert_with(|| (r.clone(), Vec::new()))
+                                .1
+                                .push((tree, key.clone(), v));
+                        }
+                    }
                     Err(d) => diags.extend(with_context(d, &context)),
                 }
                 let whole = if res.count.is_some() || res.for_each.is_some() {
@@ -201,7 +262,19 @@ async fn check(
                 values.resources.insert(key, whole);
             }
             Node::ModuleCall(name) => {
-                values.modules.insert(name, Value::unknown(Type::Dynamic));
+                let call = &module.module_calls[&name];
+                let child = &tree.children[&name];
+                let context = format!("module \"{name}\"");
+                if let Err(d) = expansion(values, call.count.as_ref(), call.for_each.as_ref(), true)
+                {
+                    diags.extend(with_context(d, &context));
+                }
+                let instance = unknown_instance(call.count.is_some(), call.for_each.is_some());
+                if let Err(d) = inputs::from_call(call, &child.module, &child.address(), |e| {
+                    values.eval(e, &instance)
+                }) {
+                    diags.extend(with_context(d, &context));
+                }
             }
             Node::Output(name) => {
                 let out = &module.outputs[&name];
@@ -210,21 +283,67 @@ async fn check(
                 }
             }
         }
-    }
-    if depth.provider_checks && !diags.has_errors() {
-        for (name, configs) in checks {
-            if let Some(resolved) = providers.get(&name) {
-                provider_checks(module, resolved, configs, options, diags).await;
-            }
+        if errors(diags) > before {
+            failed.insert(tn);
         }
     }
 }
 
+/// Each aliased configuration a call's `providers` passes that `module`
+/// does not declare, as terraform reports it (with no source range).
+fn missing_passed_providers(module: &Module) -> Diagnostics {
+    let mut diags = Diagnostics::default();
+    for call in module.module_calls.values() {
+        for (_, parent) in &call.providers {
+            let Some(alias) = &parent.alias else { continue };
+            if module.providers.contains_key(parent) {
+                continue;
+            }
+            let written = module
+                .required_providers
+                .get(&parent.name)
+                .and_then(|r| r.source.clone())
+                .unwrap_or_else(|| parent.name.clone());
+            let source = written
+                .parse::<ProviderSource>()
+                .map_or(written, |s| s.to_string());
+            diags.push(Diagnostic::error(
+                format!("missing provider provider[\"{source}\"].{alias}"),
+                "",
+            ));
+        }
+    }
+    diags
+}
+
+/// What a block with `count` or `for_each` sees for an instance not yet
+/// known: `count.index`, `each.key` and `each.value` unknown.
+fn unknown_instance(count: bool, for_each: bool) -> Instance {
+    Instance {
+        count_index: count.then(|| Value::unknown(Type::Number)),
+        each: for_each.then(|| (Value::unknown(Type::String), Value::unknown(Type::Dynamic))),
+        self_value: None,
+    }
+}
+
+/// A resource block as diagnostics name it: `resource "aws_sqs_queue" "q"`.
+fn resource_context(key: &ResourceKey) -> String {
+    format!(
+        "{} \"{}\" \"{}\"",
+        if key.mode == Mode::Data {
+            "data"
+        } else {
+            "resource"
+        },
+        key.type_name,
+        key.name
+    )
+}
+
 /// Lets the provider check each resource's configuration.
 async fn provider_checks(
-    module: &Module,
     resolved: &Resolved,
-    configs: Vec<(ResourceKey, Value)>,
+    configs: Vec<(&Tree, ResourceKey, Value)>,
     options: &LaunchOptions,
     diags: &mut Diagnostics,
 ) {
@@ -240,7 +359,8 @@ async fn provider_checks(
             return;
         }
     };
-    for (key, config) in configs {
+    for (tree, key, config) in configs {
+        let module = &tree.module;
         let result = match key.mode {
             Mode::Managed => {
                 provider
@@ -263,16 +383,14 @@ async fn provider_checks(
                         ProviderSeverity::Error => Diagnostic::error(d.summary, d.detail),
                         ProviderSeverity::Warning => Diagnostic::warning(d.summary, d.detail),
                     };
-                    diags.push(ours.at(at).about(key.to_string()).in_context(Some(format!(
-                        "{} \"{}\" \"{}\"",
-                        if key.mode == Mode::Data {
-                            "data"
-                        } else {
-                            "resource"
-                        },
-                        key.type_name,
-                        key.name
-                    ))));
+                    diags.push(
+                        ours.at(at)
+                            .about(match tree.address().as_str() {
+                                "" => key.to_string(),
+                                m => format!("{m}.{key}"),
+                            })
+                            .in_context(Some(resource_context(&key))),
+                    );
                 }
             }
             Err(e) => {

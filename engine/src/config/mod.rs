@@ -1,13 +1,16 @@
-//! Configuration: a module's `.tf` files parsed into typed blocks.
+//! Configuration: a module's `.tf` and `.tf.json` files parsed into typed
+//! blocks.
 //!
 //! `config` parses and checks structure (which blocks and arguments may
 //! appear, duplicates, names, labels, meta-arguments) and never evaluates:
 //! every expression is kept as written, with the file it came from, for
-//! `eval` to evaluate later. [`load`] reads one directory; local child
-//! modules are loaded through [`Module::children`].
+//! `eval` to evaluate later. [`load`] reads one directory; [`tree`] loads
+//! a root with the local child modules its calls name.
 
 mod body;
+pub(crate) mod json;
 pub mod refs;
+pub mod tree;
 pub mod typeexpr;
 
 use crate::addr::Mode;
@@ -253,7 +256,7 @@ pub struct Module {
     pub checks: Vec<Check>,
 }
 
-/// Reads every `.tf` file in `dir` (sorted by name, as terraform reads
+/// Reads every `.tf` and `.tf.json` file in `dir` (sorted by name, as terraform reads
 /// them). The module is returned with every problem found; it is usable
 /// only if the diagnostics hold no error.
 pub fn load(dir: &Path) -> (Module, Diagnostics) {
@@ -291,13 +294,6 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
             .to_string_lossy()
             .to_string();
         let display = display_name(dir, &name);
-        if name.ends_with(".tf.json") {
-            diags.push(Diagnostic::error(
-                "Unsupported configuration file",
-                format!("{display}: configuration in JSON syntax is not supported yet; write it as a .tf file."),
-            ));
-            continue;
-        }
         let text = match std::fs::read(&path) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(t) => t,
@@ -319,10 +315,17 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
         };
         let file = SourceFile::new(display, text);
         module.sources.add(file.clone());
-        match hcl_edit::parser::parse_body(file.text()) {
+        let parsed = if file.is_json() {
+            let (body, errors) = json::body(&file);
+            diags.extend(errors);
+            Ok(body)
+        } else {
+            hcl_edit::parser::parse_body(file.text()).map_err(|e| parse_error(&file, &e))
+        };
+        match parsed {
             Ok(body) if is_override(&name) => overrides.push(body),
             Ok(body) => primaries.push((body, file)),
-            Err(e) => diags.push(parse_error(&file, &e)),
+            Err(d) => diags.push(d),
         }
     }
     for o in &overrides {
@@ -408,14 +411,35 @@ fn apply_override(primary: &mut HclBody, over: &HclBody) {
 }
 
 /// terraform names files relative to the working directory's root: the
-/// root's own files by bare name, a child's as `modules/x/main.tf`.
+/// root's own files by bare name, a child's as `modules/x/main.tf`, or
+/// `../shared/main.tf` for a module beside the root.
 fn display_name(dir: &Path, name: &str) -> String {
-    let cwd = std::env::current_dir().ok();
-    match cwd.as_deref().and_then(|c| dir.strip_prefix(c).ok()) {
+    let rel = match std::env::current_dir() {
+        Ok(cwd) if dir.is_absolute() => relative(dir, &cwd),
+        _ => Some(dir.to_path_buf()),
+    };
+    match rel {
         Some(rel) if !rel.as_os_str().is_empty() => rel.join(name).to_string_lossy().to_string(),
         Some(_) => name.to_string(),
         None => dir.join(name).to_string_lossy().to_string(),
     }
+}
+
+/// `path` relative to `base` (both absolute and clean), when they share
+/// more than the filesystem root.
+fn relative(path: &Path, base: &Path) -> Option<PathBuf> {
+    let p: Vec<_> = path.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if common < 2 {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    out.extend(&p[common..]);
+    Some(out)
 }
 
 fn parse_error(file: &SourceFile, e: &hcl_edit::parser::Error) -> Diagnostic {
@@ -983,6 +1007,18 @@ impl Module {
         let source = c
             .required("source", block, diags)
             .and(c.string("source", diags));
+        if let (Some(src), Some(at)) = (&source, c.expr("source")) {
+            let local = src.starts_with("./") || src.starts_with("../");
+            if local && c.attrs.contains_key("version") {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid registry module source address",
+                        format!("Failed to parse module registry address: can't use local directory {src:?} as a module registry address.\n\nTerraform assumed that you intended a module registry source address because you also set the argument \"version\", which applies only to registry modules."),
+                    )
+                    .at(at.range()),
+                );
+            }
+        }
         let meta = [
             "source",
             "version",

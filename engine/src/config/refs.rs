@@ -50,6 +50,9 @@ impl std::fmt::Display for Target {
 pub struct Reference {
     pub target: Target,
     pub range: Range,
+    /// For a module call, the output named after it (`module.m.out`,
+    /// `module.m[0].out`); `None` when the call is used as a whole.
+    pub output: Option<String>,
 }
 
 /// The references in one expression.
@@ -264,13 +267,26 @@ impl Walker<'_> {
             };
             Target::Invalid(name.to_string(), why)
         });
-        self.push(target, span);
+        let output = match (&target, ops.get(1)) {
+            (Target::Module(_), Some(TraversalOperator::GetAttr(_))) => attr(1),
+            (
+                Target::Module(_),
+                Some(TraversalOperator::Index(_) | TraversalOperator::LegacyIndex(_)),
+            ) => attr(2),
+            _ => None,
+        };
+        self.out.push(Reference {
+            target,
+            range: self.file.range(span),
+            output,
+        });
     }
 
     fn push(&mut self, target: Target, span: std::ops::Range<usize>) {
         self.out.push(Reference {
             target,
             range: self.file.range(span),
+            output: None,
         });
     }
 }
@@ -301,5 +317,27 @@ mod tests {
         );
         assert_eq!(refs("lookup(each.value, count.index)"), ["each", "count"]);
         assert_eq!(refs("var"), ["var"]);
+    }
+
+    #[test]
+    fn a_module_reference_names_its_output() {
+        let outputs = |src: &str| {
+            let file = SourceFile::new("t.tf", src);
+            let e = Expr::new(hcl_edit::parser::parse_expr(src).unwrap(), file);
+            references(&e)
+                .into_iter()
+                .map(|r| r.output)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            outputs("[module.a.x, module.b[0].y, module.c[\"k\"].z, module.d, module.e[*].w]"),
+            [
+                Some("x".to_string()),
+                Some("y".to_string()),
+                Some("z".to_string()),
+                None,
+                None
+            ]
+        );
     }
 }

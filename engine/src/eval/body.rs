@@ -1,6 +1,7 @@
 //! A resource's, data source's or provider's body evaluated against its
 //! schema: arguments converted to their types, nested blocks gathered by
-//! their nesting mode, `dynamic` blocks expanded, and terraform's errors for
+//! their nesting mode (for a body read from JSON, which arguments are
+//! blocks is decided here), `dynamic` blocks expanded, and terraform's errors for
 //! arguments and blocks the schema does not have.
 
 use super::inputs::at_expr;
@@ -35,6 +36,18 @@ fn decode_body(
     scope: &Scope,
     diags: &mut Diagnostics,
 ) -> Value {
+    let split;
+    let body = if file.is_json() {
+        let labels = |name: &str| {
+            let nested = schema.block_types.get(name)?;
+            (!schema.attributes.contains_key(name))
+                .then_some(usize::from(nested.nesting == Nesting::Map))
+        };
+        split = crate::config::json::split_blocks(body, file, labels, diags);
+        &split
+    } else {
+        body
+    };
     let mut given: BTreeMap<String, Value> = BTreeMap::new();
     let mut seen = BTreeMap::new();
     for attr in body.attributes() {
@@ -391,8 +404,19 @@ fn dynamic(
     }
 }
 
+/// Where a missing argument or block is reported: the body's start, or for
+/// a body read from JSON (which has no span of its own) the end of its last
+/// argument.
 fn body_range(body: &HclBody, file: &SourceFile) -> crate::source::Range {
     use hcl_edit::Span;
-    let span = body.span().unwrap_or(0..0);
-    file.range(span.start..span.start)
+    let at = match body.span() {
+        Some(span) => span.start,
+        None => body
+            .attributes()
+            .filter_map(|a| a.value.span())
+            .map(|s| s.end)
+            .max()
+            .unwrap_or(0),
+    };
+    file.range(at..at)
 }

@@ -811,6 +811,24 @@ fn iteration(coll: &Value) -> Result<Option<Vec<(Value, Value)>>> {
 /// `v.name`.
 pub fn get_attr(v: Value, name: &str) -> Result<Value> {
     let sensitive = v.sensitive;
+    let list_of = match &v.kind {
+        Kind::List(el, _) => Some(el),
+        Kind::Unknown(Type::List(el)) => Some(el.as_ref()),
+        _ => None,
+    };
+    if let Some(Type::Object { attributes, .. }) = list_of {
+        // hcl checks the type first, so a list not yet known is refused as
+        // a known one is.
+        let hint = if attributes.contains_key(name) {
+            format!("attribute {name:?}")
+        } else {
+            "an attribute".to_string()
+        };
+        return Err(Diagnostic::new(
+            "Unsupported attribute",
+            format!("Can't access attributes on a list of objects. Did you mean to access {hint} for a specific element of the list, or across all elements of the list?"),
+        ));
+    }
     let out = match v.kind {
         Kind::Null(_) => {
             return Err(Diagnostic::new(

@@ -1,13 +1,14 @@
 //! Input variable values: from their defaults, `TF_VAR_*`, `terraform.tfvars`,
-//! `*.auto.tfvars`, `-var-file` and `-var`, in terraform's precedence, then
-//! given optional-attribute defaults, converted to each variable's type and
+//! `*.auto.tfvars`, `-var-file` and `-var`, in terraform's precedence, or
+//! for a child module from its call's arguments; then given
+//! optional-attribute defaults, converted to each variable's type and
 //! checked against its `validation` rules.
 
 use super::{Diagnostic as EvalDiagnostic, Scope};
 use crate::config::typeexpr::Defaults;
-use crate::config::{Module, Variable};
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::source::SourceFile;
+use crate::config::{Expr, Module, ModuleCall, Variable};
+use crate::diag::{suggest, Diagnostic, Diagnostics};
+use crate::source::{Range, SourceFile};
 use crate::value::convert::convert;
 use crate::value::{Kind, Type, Value};
 use std::collections::BTreeMap;
@@ -27,6 +28,9 @@ enum Origin {
     Env,
     File(SourceFile, std::ops::Range<usize>),
     Cli,
+    /// A module call's argument: the child's address and the argument's
+    /// expression.
+    Call(String, Range),
 }
 
 struct Raw {
@@ -158,6 +162,84 @@ pub fn collect(
     }
 }
 
+/// A child module's variables from one instance of its call: each
+/// argument evaluated by `eval` in the caller's scope, checked against the
+/// child's declarations (`child` is the module at `address`), given its
+/// default when absent, converted to its type and validated.
+pub fn from_call(
+    call: &ModuleCall,
+    child: &Module,
+    address: &str,
+    eval: impl Fn(&Expr) -> Result<Value, Diagnostics>,
+) -> Result<BTreeMap<String, Value>, Diagnostics> {
+    let mut diags = Diagnostics::default();
+    for (name, expr) in &call.inputs {
+        if !child.variables.contains_key(name) {
+            diags.push(
+                Diagnostic::error(
+                    "Unsupported argument",
+                    format!(
+                        "An argument named \"{name}\" is not expected here.{}",
+                        suggest(name, child.variables.keys())
+                    ),
+                )
+                .at(expr.range()),
+            );
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (name, var) in &child.variables {
+        let default = || match &var.default {
+            Some(d) => match Scope::default().eval(&d.expr) {
+                Ok(value) => Ok(Some(Raw {
+                    value,
+                    origin: Origin::Default,
+                })),
+                Err(e) => Err(Box::new(at_expr(
+                    e,
+                    &d.file,
+                    d.range().start.byte..d.range().end.byte,
+                ))),
+            },
+            None => Ok(None),
+        };
+        let given = match call.inputs.get(name) {
+            Some(expr) => match eval(expr) {
+                Ok(value) if value.is_null() && !var.nullable && var.default.is_some() => default(),
+                Ok(value) => Ok(Some(Raw {
+                    value,
+                    origin: Origin::Call(address.to_string(), expr.range()),
+                })),
+                Err(d) => {
+                    diags.extend(d);
+                    continue;
+                }
+            },
+            None => default(),
+        };
+        match given {
+            Ok(Some(raw)) => {
+                if let Some(v) = finalise(var, raw, &mut diags) {
+                    out.insert(name.clone(), v);
+                }
+            }
+            Ok(None) => diags.push(
+                Diagnostic::error(
+                    "Missing required argument",
+                    format!("The argument \"{name}\" is required, but no definition was found."),
+                )
+                .at(call.range.clone()),
+            ),
+            Err(d) => diags.push(*d),
+        }
+    }
+    if diags.has_errors() {
+        Err(diags)
+    } else {
+        Ok(out)
+    }
+}
+
 /// Every variable's default checked against its type, as `validate`
 /// checks them.
 pub fn check_defaults(module: &Module) -> Diagnostics {
@@ -204,6 +286,16 @@ pub fn unknowns(module: &Module) -> BTreeMap<String, Value> {
 fn finalise(var: &Variable, given: Raw, diags: &mut Diagnostics) -> Option<Value> {
     let name = &var.name;
     if given.value.is_null() && !var.nullable {
+        if let Origin::Call(address, range) = &given.origin {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid value for input variable",
+                    format!("The given value is not suitable for {address}.var.{name} declared at {}: required variable may not be set to null.", var.range),
+                )
+                .at(range.clone()),
+            );
+            return None;
+        }
         diags.push(
             Diagnostic::error(
                 "Required variable not set",
@@ -232,6 +324,18 @@ fn finalise(var: &Variable, given: Raw, diags: &mut Diagnostics) -> Option<Value
                     format!("The given value is not suitable for var.{name} declared at {}: {msg}.", var.range),
                 )
                 .at(f.range(span.clone())),
+                // A sensitive variable's error points at its declaration,
+                // not at the value, so the value is not shown.
+                Origin::Call(address, range) if var.sensitive => Diagnostic::error(
+                    "Invalid value for input variable",
+                    format!("The given value is not suitable for {address}.var.{name}, which is sensitive: {msg}. Invalid value defined at {range}."),
+                )
+                .at(var.range.clone()),
+                Origin::Call(address, range) => Diagnostic::error(
+                    "Invalid value for input variable",
+                    format!("The given value is not suitable for {address}.var.{name} declared at {}: {msg}.", var.range),
+                )
+                .at(range.clone()),
                 Origin::Env | Origin::Cli => Diagnostic::error(
                     "Invalid value for input variable",
                     format!("Unsuitable value for var.{name} set from outside of the configuration: {msg}."),
@@ -263,7 +367,10 @@ fn finalise(var: &Variable, given: Raw, diags: &mut Diagnostics) -> Option<Value
                             rule.condition.range()
                         ),
                     )
-                    .at(var.range.clone()),
+                    .at(match &given.origin {
+                        Origin::Call(_, argument) => argument.clone(),
+                        _ => var.range.clone(),
+                    }),
                 );
             }
             Ok(_) => {}
@@ -560,5 +667,40 @@ variable "n" {
         let text = d.to_string();
         assert!(text.contains("No value for required variable"), "{text}");
         assert!(text.contains("a number is required"), "{text}");
+    }
+
+    #[test]
+    fn a_call_sets_its_childs_variables() {
+        let (_dir, child) = root(&[(
+            "main.tf",
+            r#"
+variable "name" { type = string }
+variable "size" {
+  type     = number
+  default  = 3
+  nullable = false
+}
+variable "cfg" {
+  type    = object({ team = optional(string, "platform") })
+  default = {}
+}
+"#,
+        )]);
+        let (_caller_dir, caller) = root(&[(
+            "main.tf",
+            "module \"q\" {\n  source = \"./q\"\n  name   = 7\n  size   = null\n}\n",
+        )]);
+        let call = &caller.module_calls["q"];
+        let eval = |e: &Expr| {
+            Scope::default()
+                .eval(&e.expr)
+                .map_err(|d| at_expr(d, &e.file, 0..0).into())
+        };
+        let v = from_call(call, &child, "module.q", eval).unwrap();
+        let got: Vec<String> = v.values().map(show).collect();
+        // name converted to its type, size null on a non-nullable variable
+        // takes its default, cfg absent takes its default with the optional
+        // attribute's default filled in.
+        assert_eq!(got, ["{\n  \"team\" = \"platform\"\n}", "\"7\"", "3"]);
     }
 }

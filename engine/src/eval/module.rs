@@ -5,7 +5,7 @@ use super::inputs::at_expr;
 use super::Scope;
 use crate::addr::InstanceKey;
 use crate::config::refs::{Reference, Target};
-use crate::config::{Expr, ResourceKey};
+use crate::config::{Expr, Module, ModuleCall, ResourceKey};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::value::{Kind, Type, Value};
 use std::collections::BTreeMap;
@@ -169,6 +169,26 @@ impl ModuleValues {
             .eval(&e.expr)
             .map_err(|d| at_expr(d, &e.file, span.start.byte..span.end.byte).into())
     }
+}
+
+/// What `module.NAME` is before the child's outputs are known (as
+/// `validate` sees it): an unknown object with an attribute per output, or
+/// an unknown list (`count`) or map (`for_each`) of such objects.
+pub fn unknown_outputs(call: &ModuleCall, child: &Module) -> Value {
+    let object = Type::object(
+        child
+            .outputs
+            .keys()
+            .map(|n| (n.clone(), Type::Dynamic))
+            .collect(),
+    );
+    Value::unknown(if call.count.is_some() {
+        Type::list(object)
+    } else if call.for_each.is_some() {
+        Type::map(object)
+    } else {
+        object
+    })
 }
 
 /// How many instances a block has, and their keys.

@@ -10,6 +10,7 @@ use super::schema::ProviderSchema;
 use super::{load_schema, SchemasError};
 use crate::config::Module;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// One provider a module uses, by its local name.
@@ -26,6 +27,52 @@ pub async fn for_module(
     cache: Option<&SchemaCache>,
     options: &LaunchOptions,
 ) -> Result<BTreeMap<String, Resolved>, SchemasError> {
+    let mut all = for_modules(&[module], &module.dir, cache, options).await?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// Every provider each of `modules` uses, by local name (one map per
+/// module, in order), found from the root module in `root`. A provider
+/// several modules use has its schema loaded once.
+pub async fn for_modules(
+    modules: &[&Module],
+    root: &Path,
+    cache: Option<&SchemaCache>,
+    options: &LaunchOptions,
+) -> Result<Vec<BTreeMap<String, Resolved>>, SchemasError> {
+    let places = Places::for_root(root)?;
+    let mut schemas: BTreeMap<PathBuf, Arc<ProviderSchema>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(modules.len());
+    for module in modules {
+        let mut resolved = BTreeMap::new();
+        for (name, (source, constraint)) in wanted(module)? {
+            let found = places.find(&source, &constraint)?;
+            let schema = match schemas.get(&found.executable) {
+                Some(s) => s.clone(),
+                None => {
+                    let s = Arc::new(load_schema(&found.executable, cache, options).await?);
+                    schemas.insert(found.executable.clone(), s.clone());
+                    s
+                }
+            };
+            resolved.insert(
+                name.clone(),
+                Resolved {
+                    local_name: name,
+                    found,
+                    schema,
+                },
+            );
+        }
+        out.push(resolved);
+    }
+    Ok(out)
+}
+
+/// The source and version constraint of every provider `module` names.
+fn wanted(
+    module: &Module,
+) -> Result<BTreeMap<String, (ProviderSource, VersionConstraint)>, SchemasError> {
     let mut wanted: BTreeMap<String, (ProviderSource, VersionConstraint)> = BTreeMap::new();
     let invalid = |name: &str, e: &dyn std::fmt::Display| SchemasError::Config {
         reason: format!("required provider {name:?}: {e}"),
@@ -54,19 +101,5 @@ pub async fn for_module(
             slot.insert((source, VersionConstraint::default()));
         }
     }
-    let places = Places::for_root(&module.dir)?;
-    let mut out = BTreeMap::new();
-    for (name, (source, constraint)) in wanted {
-        let found = places.find(&source, &constraint)?;
-        let schema = load_schema(&found.executable, cache, options).await?;
-        out.insert(
-            name.clone(),
-            Resolved {
-                local_name: name,
-                found,
-                schema: Arc::new(schema),
-            },
-        );
-    }
-    Ok(out)
+    Ok(wanted)
 }

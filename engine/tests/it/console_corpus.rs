@@ -62,7 +62,7 @@ fn terraform() -> PathBuf {
 }
 
 /// One answer: the value printed, or the error text.
-fn answer(program: &Path, dir: &Path, expr: &str) -> String {
+pub(crate) fn answer(program: &Path, dir: &Path, expr: &str) -> String {
     let mut child = Command::new(program)
         .args(["console", "-no-color"])
         .current_dir(dir)

@@ -7,6 +7,7 @@ mod aws_lifecycle;
 mod console_corpus;
 mod fake_plugins;
 mod fake_provider6;
+mod json_config;
 mod live_provider;
 mod plan_render;
 mod stateless;

@@ -686,7 +686,7 @@ fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
         ));
         if adds.len() != total - committed || others || adds.contains(&kill_at) {
             wrong.push(format!(
-                "killed after {kill_at}: {committed} committed, next plan:\n{next}"
+                "killed after {kill_at}: {committed} committed; the killed apply said:\n{out}\nthe next plan:\n{next}"
             ));
         }
         let converged = e.run(&["apply", "-auto-approve"]);

@@ -1,6 +1,9 @@
 //! `choudoufu validate` against `terraform validate`: every broken root in
-//! `engine/tests/broken_roots/` must be refused by both, with errors on the
-//! same files and lines, and every estate root must pass both.
+//! `engine/tests/broken_roots/` (a `.tf` or `.tf.json` file, or a directory
+//! holding a root and the modules it calls) must be refused by both, with
+//! errors on the same files and lines; every estate root, its JSON rewrite,
+//! and the root calling local modules in `engine/tests/fixtures/modules/`,
+//! must pass both.
 
 use crate::support::{cli_config, plugin_mirror, terraform};
 use std::path::{Path, PathBuf};
@@ -123,7 +126,10 @@ fn broken_roots_are_refused_on_terraforms_lines() {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tf"))
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            p.is_dir() || name.ends_with(".tf") || name.ends_with(".tf.json")
+        })
         .collect();
     cases.sort();
     assert!(
@@ -134,9 +140,17 @@ fn broken_roots_are_refused_on_terraforms_lines() {
     let mut failures = Vec::new();
     println!("{:<32} {:<44} choudoufu", "root", "terraform");
     for case in &cases {
-        let name = case.file_stem().unwrap().to_string_lossy().to_string();
+        let file = case.file_name().unwrap().to_string_lossy().to_string();
+        let (name, main) = match file.strip_suffix(".tf.json") {
+            Some(name) => (name, "main.tf.json"),
+            None => (file.trim_end_matches(".tf"), "main.tf"),
+        };
         let root = tempfile::tempdir().unwrap();
-        std::fs::copy(case, root.path().join("main.tf")).unwrap();
+        if case.is_dir() {
+            copy_tree(case, root.path());
+        } else {
+            std::fs::copy(case, root.path().join(main)).unwrap();
+        }
         let (theirs, ours) = judge.both(root.path());
         let show = |v: &Verdict| format!("{:?} {}", v.errors, v.summaries.join("; "));
         println!("{name:<32} {:<44} {}", show(&theirs), show(&ours));
@@ -176,4 +190,43 @@ fn estate_roots_are_valid() {
         checked += 1;
     }
     assert!(checked > 0, "no estate found under {}", estates.display());
+}
+
+#[test]
+fn json_rewrite_of_the_estate_root_is_valid() {
+    let judge = Judge::new();
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/json/reference-aws-stateful");
+    let root = tempfile::tempdir().unwrap();
+    std::fs::copy(src.join("main.tf.json"), root.path().join("main.tf.json")).unwrap();
+    let (theirs, ours) = judge.both(root.path());
+    assert!(theirs.valid, "terraform says {theirs:?}");
+    assert!(ours.valid, "choudoufu says {ours:?}");
+}
+
+#[test]
+fn roots_calling_local_modules_are_valid() {
+    let judge = Judge::new();
+    let root = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/modules"),
+        root.path(),
+    );
+    let (theirs, ours) = judge.both(root.path());
+    assert!(theirs.valid, "terraform says {theirs:?}");
+    assert!(ours.valid, "choudoufu says {ours:?}");
+}
+
+/// Copies the files under `from` into `to`, keeping their layout.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
 }

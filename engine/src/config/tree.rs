@@ -1,0 +1,265 @@
+//! A root module and the child modules its calls load, recursively.
+//!
+//! Only local sources (`./x`, `../x`) are loaded: a registry or git source
+//! would need `terraform init`'s installer, which this engine does not
+//! have, so such a call is an error naming it. A call that leads back to a
+//! module already being loaded on the way down is an error too, and so is
+//! `count`, `for_each` or `depends_on` on a call to a module that configures
+//! its own providers.
+
+use super::{load, Module, ModuleCall};
+use crate::diag::{Diagnostic, Diagnostics, Sources};
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+/// One module and, by call name, the modules its calls load.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    pub module: Module,
+    /// The call names from the root to this module (empty for the root).
+    pub path: Vec<String>,
+    pub children: BTreeMap<String, Tree>,
+}
+
+impl Tree {
+    /// terraform's name for this module: `module.app.module.queue`, or an
+    /// empty string for the root.
+    pub fn address(&self) -> String {
+        self.path
+            .iter()
+            .map(|n| format!("module.{n}"))
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    /// This module and every module below it, parents before children.
+    pub fn modules(&self) -> Vec<&Tree> {
+        let mut out = vec![self];
+        for child in self.children.values() {
+            out.extend(child.modules());
+        }
+        out
+    }
+
+    /// Every source file of every module, for diagnostics' snippets.
+    pub fn sources(&self) -> Sources {
+        let mut all = Sources::default();
+        for t in self.modules() {
+            all.extend(t.module.sources());
+        }
+        all
+    }
+}
+
+/// Loads the root module in `dir` and every local module it calls. The
+/// tree is usable only if the diagnostics hold no error.
+pub fn load_tree(dir: &Path) -> (Tree, Diagnostics) {
+    let mut diags = Diagnostics::default();
+    let tree = load_below(dir, Vec::new(), &mut Vec::new(), &mut diags);
+    (tree, diags)
+}
+
+fn load_below(
+    dir: &Path,
+    path: Vec<String>,
+    loading: &mut Vec<PathBuf>,
+    diags: &mut Diagnostics,
+) -> Tree {
+    let (module, d) = load(dir);
+    diags.extend(d);
+    loading.push(identity(dir));
+    let mut children = BTreeMap::new();
+    for call in module.module_calls.values() {
+        let Some(child_dir) = local_dir(&module.dir, call, diags) else {
+            continue;
+        };
+        if loading.contains(&identity(&child_dir)) {
+            diags.push(
+                Diagnostic::error(
+                    "Module call cycle",
+                    format!(
+                        "Module \"{}\" calls {:?}, a module that is already being loaded above it: a module cannot call itself, directly or through other modules.",
+                        call.name, call.source
+                    ),
+                )
+                .at(call.range.clone()),
+            );
+            continue;
+        }
+        if !child_dir.is_dir() {
+            diags.push(
+                Diagnostic::error(
+                    "Unreadable module directory",
+                    format!(
+                        "The directory {} could not be read for module \"{}\" at {}.",
+                        child_dir.display(),
+                        call.name,
+                        call.range
+                    ),
+                )
+                .at(call.range.clone()),
+            );
+            continue;
+        }
+        let mut child_path = path.clone();
+        child_path.push(call.name.clone());
+        let child = load_below(&child_dir, child_path, loading, diags);
+        if !child.module.providers.is_empty() {
+            let repeated = call
+                .count
+                .iter()
+                .chain(&call.for_each)
+                .chain(&call.depends_on);
+            if let Some(meta) = repeated.into_iter().next() {
+                diags.push(
+                    Diagnostic::error(
+                        "Module is incompatible with count, for_each, and depends_on",
+                        format!(
+                            "The module at {} is a legacy module which contains its own local provider configurations, and so calls to it may not use the count, for_each, or depends_on arguments.\n\nIf you also control the module {:?}, consider updating this module to instead expect provider configurations to be passed by its caller.",
+                            child.address(),
+                            call.source
+                        ),
+                    )
+                    .at(meta.range())
+                    .in_context(Some(format!("module \"{}\"", call.name))),
+                );
+            }
+        }
+        children.insert(call.name.clone(), child);
+    }
+    loading.pop();
+    Tree {
+        module,
+        path,
+        children,
+    }
+}
+
+/// The directory a local call loads, or an error for any other source.
+fn local_dir(parent: &Path, call: &ModuleCall, diags: &mut Diagnostics) -> Option<PathBuf> {
+    let local = call.source.starts_with("./") || call.source.starts_with("../");
+    if local {
+        return Some(clean(&parent.join(&call.source)));
+    }
+    diags.push(
+        Diagnostic::error(
+            "Module not installed",
+            format!(
+                "Module \"{}\" has source {:?}, which this engine cannot install: only local module sources, starting with \"./\" or \"../\", are supported.",
+                call.name, call.source
+            ),
+        )
+        .at(call.range.clone()),
+    );
+    None
+}
+
+/// `path` with `.` and `..` components resolved lexically, as terraform
+/// resolves a local source against its caller's directory.
+fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// What makes two directories the same module: the real path when it can
+/// be read, else the lexical one.
+fn identity(dir: &Path) -> PathBuf {
+    dir.canonicalize().unwrap_or_else(|_| clean(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_module_beside_the_root_is_named_from_the_working_directory() {
+        let rel = |p: &str, b: &str| super::super::relative(Path::new(p), Path::new(b));
+        assert_eq!(rel("/w/root", "/w/root"), Some(PathBuf::new()));
+        assert_eq!(
+            rel("/w/root/modules/q", "/w/root"),
+            Some(PathBuf::from("modules/q"))
+        );
+        assert_eq!(
+            rel("/w/shared", "/w/root"),
+            Some(PathBuf::from("../shared"))
+        );
+        assert_eq!(rel("/tmp/x", "/w/root"), None);
+    }
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn loads_local_calls_recursively_by_call_name() {
+        let root = tempfile::tempdir().unwrap();
+        write(
+            root.path(),
+            "main.tf",
+            "module \"app\" {\n  source = \"./modules/app\"\n}\n",
+        );
+        write(
+            root.path(),
+            "modules/app/main.tf",
+            "module \"queue\" {\n  source = \"../queue\"\n}\n",
+        );
+        write(
+            root.path(),
+            "modules/queue/main.tf",
+            "variable \"name\" {}\n",
+        );
+        let (tree, d) = load_tree(root.path());
+        assert!(!d.has_errors(), "{d}");
+        let queue = &tree.children["app"].children["queue"];
+        assert_eq!(queue.address(), "module.app.module.queue");
+        assert_eq!(queue.module.dir, root.path().join("modules/queue"));
+        assert!(queue.module.variables.contains_key("name"));
+        assert_eq!(tree.modules().len(), 3);
+    }
+
+    #[test]
+    fn refuses_remote_sources_missing_directories_and_cycles_at_the_call() {
+        let root = tempfile::tempdir().unwrap();
+        write(
+            root.path(),
+            "main.tf",
+            "module \"vpc\" {\n  source = \"terraform-aws-modules/vpc/aws\"\n}\n\nmodule \"gone\" {\n  source = \"./gone\"\n}\n\nmodule \"loop\" {\n  source = \"./loop\"\n}\n",
+        );
+        write(
+            root.path(),
+            "loop/main.tf",
+            "\nmodule \"again\" {\n  source = \"../loop\"\n}\n",
+        );
+        let (tree, d) = load_tree(root.path());
+        let found: Vec<(&str, usize)> = d
+            .iter()
+            .map(|d| (d.summary.as_str(), d.subject.as_ref().unwrap().start.line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("Unreadable module directory", 5),
+                ("Module call cycle", 2),
+                ("Module not installed", 1)
+            ]
+        );
+        assert!(d.0[2].detail.contains("terraform-aws-modules/vpc/aws"));
+        assert!(tree.children["loop"].children.is_empty());
+    }
+}

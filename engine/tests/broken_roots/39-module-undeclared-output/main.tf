@@ -1,0 +1,8 @@
+module "queue" {
+  source = "./modules/queue"
+  name   = "jobs"
+}
+
+output "arn" {
+  value = module.queue.arn
+}

@@ -1,0 +1,9 @@
+module "queue" {
+  source = "./modules/queue"
+  count  = 2
+  name   = "jobs-${count.index}"
+}
+
+output "name" {
+  value = module.queue.name
+}

@@ -1,0 +1,5 @@
+module "queue" {
+  source = "./modules/queue"
+  name   = "jobs"
+  delay  = -1
+}

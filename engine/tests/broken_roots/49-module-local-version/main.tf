@@ -1,0 +1,4 @@
+module "queue" {
+  source  = "./modules/queue"
+  version = "1.0.0"
+}

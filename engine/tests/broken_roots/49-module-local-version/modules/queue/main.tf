@@ -1,0 +1,8 @@
+variable "name" {
+  type    = string
+  default = "d"
+}
+
+output "name" {
+  value = var.name
+}

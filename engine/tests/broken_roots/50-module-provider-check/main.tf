@@ -1,0 +1,3 @@
+module "store" {
+  source = "./modules/store"
+}

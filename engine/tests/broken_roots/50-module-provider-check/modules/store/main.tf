@@ -1,0 +1,4 @@
+resource "aws_s3_bucket" "b" {
+  bucket        = "x"
+  bucket_prefix = "y"
+}

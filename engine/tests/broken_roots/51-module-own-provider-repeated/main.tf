@@ -1,0 +1,5 @@
+module "queue" {
+  source = "./modules/queue"
+
+  for_each = toset(["a"])
+}
