@@ -18,7 +18,7 @@ use crate::planner::{instance_addr, Planned, Request, Step};
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::{Provider, ProviderError, ResourceState};
-use crate::record::{Record, RecordStore};
+use crate::record::{Deposed, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Type, Value};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -437,10 +437,16 @@ async fn change(
     if shared.stopping() && !matches!(step.action, Action::NoOp | Action::Read) {
         return Ok(prior_value());
     }
-    match (step.action, config) {
+    // Deposed objects go after the instance's own create or update (the
+    // create_before_destroy order), but before its destroy, which forgets
+    // the record that names them.
+    if step.action == Action::Delete {
+        destroy_deposed(shared, &provider, step).await?;
+    }
+    let out = match (step.action, config) {
         (Action::Delete, _) => {
             destroy_object(shared, &provider, step, true).await?;
-            Ok(Value::null(Type::Dynamic))
+            return Ok(Value::null(Type::Dynamic));
         }
         (
             Action::Replace {
@@ -449,7 +455,7 @@ async fn change(
             Some(config),
         ) => {
             destroy_object(shared, &provider, step, false).await?;
-            create_or_update(shared, &provider, step, row, &config, None).await
+            create_or_update(shared, &provider, step, row, &config, None, &[]).await?
         }
         (
             Action::Replace {
@@ -457,15 +463,43 @@ async fn change(
             },
             Some(config),
         ) => {
-            let v = create_or_update(shared, &provider, step, row, &config, None).await?;
-            destroy_object(shared, &provider, step, false).await?;
-            Ok(v)
+            // The old object becomes deposed: the new one's record names
+            // it until it is destroyed, so a run stopped in between leaves
+            // it findable.
+            let old = Deposed::new(step.id.clone().unwrap_or_default());
+            let v = create_or_update(
+                shared,
+                &provider,
+                step,
+                row,
+                &config,
+                None,
+                std::slice::from_ref(&old),
+            )
+            .await?;
+            if shared.stopping() {
+                return Ok(v);
+            }
+            if let Some(prior) = &step.prior {
+                destroy_live(shared, &provider, step, Some(&old.key), prior).await?;
+                forget_deposed(shared.store, step, &old.key)?;
+            }
+            v
         }
         (Action::Update, Some(config)) => {
-            create_or_update(shared, &provider, step, row, &config, step.prior.as_ref()).await
+            create_or_update(
+                shared,
+                &provider,
+                step,
+                row,
+                &config,
+                step.prior.as_ref(),
+                &[],
+            )
+            .await?
         }
         (Action::Create, Some(config)) => {
-            create_or_update(shared, &provider, step, row, &config, None).await
+            create_or_update(shared, &provider, step, row, &config, None, &[]).await?
         }
         _ => {
             // A bound object with no record (the store was lost, or the
@@ -482,9 +516,45 @@ async fn change(
                     Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
                 })?;
             }
-            Ok(prior_value())
+            prior_value()
         }
+    };
+    if !shared.stopping() {
+        destroy_deposed(shared, &provider, step).await?;
     }
+    Ok(out)
+}
+
+/// Destroys the deposed objects the plan found for the step's instance,
+/// each then struck from its record.
+async fn destroy_deposed(
+    shared: &Shared<'_, '_>,
+    provider: &GrpcProvider,
+    step: &Step,
+) -> Result<(), Diagnostics> {
+    for d in &step.deposed {
+        destroy_live(shared, provider, step, Some(&d.key), &d.state).await?;
+        forget_deposed(shared.store, step, &d.key)?;
+    }
+    Ok(())
+}
+
+/// Strikes a destroyed deposed object from the instance's record.
+fn forget_deposed(store: &RecordStore, step: &Step, key: &str) -> Result<(), Diagnostics> {
+    let failed = |e: crate::record::RecordError| {
+        Diagnostics::from(
+            Diagnostic::error(
+                "Failed to write record",
+                format!("{} (deposed object {key}) is destroyed, but the record still names it: {e}. The next plan finds it gone.", step.addr),
+            )
+            .about(step.addr.to_string()),
+        )
+    };
+    if let Some(mut r) = store.get(&step.addr).map_err(failed)? {
+        r.deposed.retain(|d| d.key != key);
+        store.put(&r).map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// Plans the change again with the configuration as it now evaluates,
@@ -496,6 +566,7 @@ async fn create_or_update(
     row: &Row,
     config: &Value,
     prior: Option<&ResourceState>,
+    deposed: &[Deposed],
 ) -> Result<Value, Diagnostics> {
     let mut provider = provider.clone();
     let addr = &step.addr;
@@ -569,7 +640,7 @@ async fn create_or_update(
         ));
         shared.done.borrow_mut().changed += 1;
     }
-    record(shared.store, step, row, &state)?;
+    record(shared.store, step, row, &state, deposed)?;
     shared.committed(addr);
     Ok(state.value)
 }
@@ -579,15 +650,17 @@ fn record(
     step: &Step,
     row: &Row,
     state: &ResourceState,
+    deposed: &[Deposed],
 ) -> Result<(), Diagnostics> {
     let id = row.import_id(&state.value);
-    let r = Record::of(
+    let mut r = Record::of(
         step.addr.to_string(),
         &step.type_name,
         id,
         row.config_only,
         state,
     );
+    r.deposed = deposed.to_vec();
     store.put(&r).map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(
@@ -609,15 +682,42 @@ async fn destroy_object(
     let Some(prior) = &step.prior else {
         return Ok(());
     };
+    let addr = &step.addr;
+    destroy_live(shared, provider, step, None, prior).await?;
+    if forget {
+        shared.store.remove(&addr.to_string()).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Failed to remove record",
+                format!("{addr} is destroyed, but its record could not be removed: {e}."),
+            ))
+        })?;
+    }
+    shared.committed(addr);
+    Ok(())
+}
+
+/// Destroys one live object of the step's instance (its current object,
+/// or a deposed one by key), saying so as terraform does.
+async fn destroy_live(
+    shared: &Shared<'_, '_>,
+    provider: &GrpcProvider,
+    step: &Step,
+    deposed: Option<&str>,
+    prior: &ResourceState,
+) -> Result<(), Diagnostics> {
     let mut provider = provider.clone();
     let addr = &step.addr;
+    let shown = match deposed {
+        Some(key) => format!("{addr} (deposed object {key})"),
+        None => addr.to_string(),
+    };
     let id = prior
         .value
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    shared.say(format!("{addr}: Destroying... [id={id}]"));
+    shared.say(format!("{shown}: Destroying... [id={id}]"));
     let started = Instant::now();
     let result = with_ticker(
         destroy_state(&mut provider, &step.type_name, prior, &step.schema),
@@ -630,22 +730,10 @@ async fn destroy_object(
         return Err(failed(addr, e));
     }
     shared.say(format!(
-        "{addr}: Destruction complete after {}",
+        "{shown}: Destruction complete after {}",
         seconds(started.elapsed())
     ));
     shared.done.borrow_mut().destroyed += 1;
-    if !forget {
-        shared.committed(addr);
-    }
-    if forget {
-        shared.store.remove(&addr.to_string()).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(
-                "Failed to remove record",
-                format!("{addr} is destroyed, but its record could not be removed: {e}."),
-            ))
-        })?;
-        shared.committed(addr);
-    }
     Ok(())
 }
 

@@ -60,6 +60,17 @@ pub struct Step {
     /// The ID the object was imported by.
     pub id: Option<String>,
     pub schema: Arc<Schema>,
+    /// Old objects a create_before_destroy replacement left behind, to be
+    /// destroyed after this step's own change.
+    pub deposed: Vec<DeposedObject>,
+}
+
+/// A deposed object as the plan read it.
+#[derive(Debug, Clone)]
+pub struct DeposedObject {
+    pub key: String,
+    pub id: String,
+    pub state: ResourceState,
 }
 
 /// A plan and what applying it needs.
@@ -113,6 +124,7 @@ pub async fn plan(
         diags: Diagnostics::default(),
         stale_records: Vec::new(),
         needed: needed_by_targets(&graph, &req.targets),
+        tagged: None,
     };
     for node in &order {
         p.node(node, sessions).await?;
@@ -164,6 +176,9 @@ struct Planner<'a, 'r> {
     stale_records: Vec<String>,
     /// With `-target`: the blocks the targets need, themselves included.
     needed: Option<BTreeSet<ResourceKey>>,
+    /// The tagging API's listing of the estate's objects (ARN and address
+    /// marker), read once when first needed.
+    tagged: Option<Vec<(String, Option<String>)>>,
 }
 
 impl Planner<'_, '_> {
@@ -303,7 +318,17 @@ impl Planner<'_, '_> {
         let provider = sessions.get(&pref).await?;
         let mut afters = Vec::new();
         for ((inst_key, addr, config, record), found) in inputs.into_iter().zip(founds) {
-            let found = found.map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+            let found = match found.map_err(|e| provider_failed(res, inst_key.as_ref(), e))? {
+                Some(f) => Some(f),
+                None => self
+                    .rebind(&mut shared.clone(), row, &addr, record.as_ref())
+                    .await
+                    .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?,
+            };
+            let deposed = self
+                .deposed(&mut shared.clone(), row, record.as_ref())
+                .await
+                .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
             let prior = match found {
                 Some((id, mut state)) => {
                     self.check_owner(res, &addr, row, &id, &state.value, &config)?;
@@ -440,11 +465,12 @@ impl Planner<'_, '_> {
                 after,
                 schema: schema.clone(),
                 replace_paths,
+                deposed: None,
             });
             self.steps.insert(
                 addr.clone(),
                 Step {
-                    addr,
+                    addr: addr.clone(),
                     key: Some(key.clone()),
                     provider: pref.clone(),
                     type_name: key.type_name.clone(),
@@ -452,8 +478,23 @@ impl Planner<'_, '_> {
                     id: prior.as_ref().map(|p| p.0.clone()),
                     prior: prior.map(|p| p.1),
                     schema: schema.clone(),
+                    deposed: deposed.clone(),
                 },
             );
+            for d in deposed {
+                self.changes.push(ResourceChange {
+                    addr: addr.clone(),
+                    previous_addr: None,
+                    provider: source.clone(),
+                    action: Action::Delete,
+                    reason: None,
+                    before: Some(d.state.value),
+                    after: None,
+                    schema: schema.clone(),
+                    replace_paths: Vec::new(),
+                    deposed: Some(d.key),
+                });
+            }
         }
         let whole = match exp {
             Expansion::Unknown => Value::unknown(Type::Dynamic),
@@ -672,7 +713,7 @@ impl Planner<'_, '_> {
         let uses_aws = sessions.schema("aws").is_some();
         if uses_aws {
             let provider = sessions.get(&aws).await?;
-            for arn in tagged(provider, &estate).await.map_err(sweep_failed)? {
+            for (arn, _) in self.tagged(provider).await.map_err(sweep_failed)? {
                 if let Some(row) = identity::row_for_arn(&arn) {
                     candidates.push((arn, row));
                 }
@@ -689,23 +730,12 @@ impl Planner<'_, '_> {
                 continue;
             }
             let provider = sessions.get(&aws).await?;
-            let id = match row.from_arn {
-                _ if row.type_name == "aws_iam_role" && !handle.starts_with("arn:") => {
-                    Some(handle.clone())
-                }
-                Some(FromArn::Arn) => Some(handle.clone()),
-                Some(FromArn::Name(_)) => Some(identity::name_in_arn(row, &handle)),
-                Some(FromArn::Lookup {
-                    data_source,
-                    arg,
-                    id,
-                }) => {
-                    let name = identity::name_in_arn(row, &handle);
-                    lookup(provider, data_source, &[(arg, Value::string(name))], id)
-                        .await
-                        .map_err(sweep_failed)?
-                }
-                None => None,
+            let id = if row.type_name == "aws_iam_role" && !handle.starts_with("arn:") {
+                Some(handle.clone())
+            } else {
+                id_from_arn(provider, row, &handle)
+                    .await
+                    .map_err(sweep_failed)?
             };
             let Some(id) = id else { continue };
             if self.bound.contains(&id) {
@@ -804,6 +834,7 @@ impl Planner<'_, '_> {
             after: None,
             schema: schema.clone(),
             replace_paths: Vec::new(),
+            deposed: None,
         });
         self.steps.insert(
             addr.clone(),
@@ -816,9 +847,108 @@ impl Planner<'_, '_> {
                 prior: Some(state),
                 id: Some(id),
                 schema,
+                deposed: Vec::new(),
             },
         );
         Ok(())
+    }
+
+    /// The estate's objects as the tagging API lists them, read once.
+    async fn tagged(
+        &mut self,
+        provider: &mut GrpcProvider,
+    ) -> Result<Vec<(String, Option<String>)>, ProviderError> {
+        if self.tagged.is_none() {
+            self.tagged = Some(tagged(provider, &self.req.settings.estate).await?);
+        }
+        Ok(self.tagged.clone().unwrap_or_default())
+    }
+
+    /// A declared instance whose identity finds no object, though it had
+    /// one: its configuration changed what names it (a rename under
+    /// create_before_destroy, say). Terraform would hold the old object in
+    /// state at this address; here the record names it, or the address
+    /// marker does, and it binds only if it carries this estate's marker
+    /// for this very address (or, for a type owned through its parent, if
+    /// its record says so). The provider's plan then says whether it must
+    /// be replaced.
+    async fn rebind(
+        &mut self,
+        provider: &mut GrpcProvider,
+        row: &'static Row,
+        addr: &ResourceInstanceAddr,
+        record: Option<&Record>,
+    ) -> Result<Option<(String, ResourceState)>, ProviderError> {
+        let mut ids: Vec<String> = record.and_then(|r| r.id.clone()).into_iter().collect();
+        if row.marks == Marks::Tags && !self.req.settings.estate.is_empty() {
+            let want = addr.to_string();
+            for (arn, address) in self.tagged(provider).await? {
+                if address.as_deref() != Some(want.as_str())
+                    || identity::row_for_arn(&arn).is_none_or(|r| r.type_name != row.type_name)
+                {
+                    continue;
+                }
+                if let Some(id) = id_from_arn(provider, row, &arn).await? {
+                    ids.push(id);
+                }
+            }
+        }
+        for id in ids {
+            if self.bound.contains(&id) {
+                continue;
+            }
+            let Some(state) = import_read(provider, row.type_name, &id).await? else {
+                continue;
+            };
+            if row.absent_if.is_some_and(|absent| absent(&state.value)) {
+                continue;
+            }
+            let ours = match marker::owner(&state.value) {
+                Owner::Estate { estate, address } => {
+                    estate == self.req.settings.estate
+                        && address.as_deref() == Some(&*addr.to_string())
+                }
+                Owner::Nobody => row.marks != Marks::Tags,
+            };
+            if ours {
+                return Ok(Some((id, state)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The deposed objects an instance's record names that still exist:
+    /// an apply stopped between a create_before_destroy replacement's
+    /// create and its destroy.
+    async fn deposed(
+        &mut self,
+        provider: &mut GrpcProvider,
+        row: &'static Row,
+        record: Option<&Record>,
+    ) -> Result<Vec<DeposedObject>, ProviderError> {
+        let mut out = Vec::new();
+        for d in record.map(|r| r.deposed.as_slice()).unwrap_or_default() {
+            let Some(state) = import_read(provider, row.type_name, &d.id).await? else {
+                continue;
+            };
+            let ours = match marker::owner(&state.value) {
+                Owner::Estate { estate, .. } => estate == self.req.settings.estate,
+                Owner::Nobody => row.marks != Marks::Tags,
+            };
+            if !ours {
+                continue;
+            }
+            self.bound.insert(d.id.clone());
+            if let Some(arn) = state.value.get("arn").and_then(Value::as_str) {
+                self.bound.insert(arn.to_string());
+            }
+            out.push(DeposedObject {
+                key: d.key.clone(),
+                id: d.id.clone(),
+                state,
+            });
+        }
+        Ok(out)
     }
 
     /// Whether the block of `addr` (ignoring its key) is declared.
@@ -1139,7 +1269,10 @@ async fn lookup(
 }
 
 /// The ARN of every object the tagging API lists with the estate's marker.
-async fn tagged(provider: &mut GrpcProvider, estate: &str) -> Result<Vec<String>, ProviderError> {
+async fn tagged(
+    provider: &mut GrpcProvider,
+    estate: &str,
+) -> Result<Vec<(String, Option<String>)>, ProviderError> {
     const DS: &str = "aws_resourcegroupstaggingapi_resources";
     let Some(schema) = provider
         .cached_schema()
@@ -1175,10 +1308,36 @@ async fn tagged(provider: &mut GrpcProvider, estate: &str) -> Result<Vec<String>
         .unwrap_or_default()
     {
         if let Some(arn) = m.get("resource_arn").and_then(Value::as_str) {
-            out.push(arn.to_string());
+            let address = m
+                .get("tags")
+                .and_then(|t| t.get(marker::ADDRESS_TAG))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            out.push((arn.to_string(), address));
         }
     }
     Ok(out)
+}
+
+/// The import ID of the object an ARN names.
+async fn id_from_arn(
+    provider: &mut GrpcProvider,
+    row: &Row,
+    arn: &str,
+) -> Result<Option<String>, ProviderError> {
+    Ok(match row.from_arn {
+        Some(FromArn::Arn) => Some(arn.to_string()),
+        Some(FromArn::Name(_)) => Some(identity::name_in_arn(row, arn)),
+        Some(FromArn::Lookup {
+            data_source,
+            arg,
+            id,
+        }) => {
+            let name = identity::name_in_arn(row, arn);
+            lookup(provider, data_source, &[(arg, Value::string(name))], id).await?
+        }
+        None => None,
+    })
 }
 
 /// Every IAM role's name (the tagging API does not list IAM roles).

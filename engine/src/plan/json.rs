@@ -240,6 +240,9 @@ fn resource_change_json(rc: &ResourceChange) -> Json {
         r.insert("index".into(), key_json(k));
     }
     r.insert("provider_name".into(), json!(rc.provider));
+    if let Some(key) = &rc.deposed {
+        r.insert("deposed".into(), json!(key));
+    }
     r.insert("change".into(), resource_change(rc).to_json());
     if let Some(reason) = &rc.reason {
         r.insert("action_reason".into(), json!(reason_str(reason)));

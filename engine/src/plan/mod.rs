@@ -70,6 +70,9 @@ pub struct ResourceChange {
     pub schema: Arc<Schema>,
     /// Attribute paths whose change forces the replacement.
     pub replace_paths: Vec<AttributePath>,
+    /// The key of a deposed object (one a create_before_destroy
+    /// replacement left behind), whose destroy this change is.
+    pub deposed: Option<String>,
 }
 
 /// An output value's change.

@@ -701,3 +701,157 @@ fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
     println!("{}", table.join("\n"));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A create_before_destroy parameter whose name is `name`.
+const HASHED: &str = r#"
+resource "aws_ssm_parameter" "hashed" {
+  name  = "/it/cbd/NAME"
+  type  = "String"
+  value = "NAME"
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+"#;
+
+/// Each line of `out` that contains `what`, by position.
+fn line_of(out: &str, what: &str) -> Option<usize> {
+    out.lines().position(|l| l.contains(what))
+}
+
+#[test]
+fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
+    let moto = Moto::start();
+    let e = Engine::new();
+    let hashed = |name: &str| HASHED.replace("NAME", name);
+    root(e.dir.path(), &moto, &hashed("a"));
+    let first = e.run(&["apply", "-auto-approve"]);
+    assert!(first.status.success(), "{}", text(&first));
+
+    // A new name: the old object is this address's (its record, its
+    // address marker), so the plan is stock's replacement, not a create
+    // beside an orphan destroy.
+    root(e.dir.path(), &moto, &hashed("b"));
+    let plan = text(&e.run(&["plan"]));
+    assert!(
+        plan.contains("# aws_ssm_parameter.hashed must be replaced"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("+/- resource \"aws_ssm_parameter\" \"hashed\""),
+        "{plan}"
+    );
+    assert!(plan.contains("# forces replacement"), "{plan}");
+    assert!(
+        plan.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+        "{plan}"
+    );
+    assert!(!plan.contains("orphan"), "{plan}");
+
+    // The order at -parallelism=1: the new object's create completes
+    // before the deposed object's destroy starts.
+    let applied = e.run(&["apply", "-auto-approve", "-parallelism=1"]);
+    let out = text(&applied);
+    assert!(applied.status.success(), "{out}");
+    let created = line_of(&out, "aws_ssm_parameter.hashed: Creation complete").expect(&out);
+    let destroying = line_of(&out, "(deposed object ").expect(&out);
+    assert!(created < destroying, "{out}");
+    assert!(
+        out.contains("Resources: 1 added, 0 changed, 1 destroyed."),
+        "{out}"
+    );
+    assert!(parameter_tags(&moto, "/it/cbd/a").is_none(), "{out}");
+    let b = parameter_tags(&moto, "/it/cbd/b").expect("the replacement exists");
+    assert_eq!(tag(&b, "tofu-address"), Some("aws_ssm_parameter.hashed"));
+    let replan = e.run(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+
+    // Stopped the instant the new object commits: both exist, the record
+    // holds the old one as deposed, and the next plan destroys exactly it.
+    root(e.dir.path(), &moto, &hashed("c"));
+    let killed = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+        .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
+        .current_dir(e.dir.path())
+        .env("TF_CLI_CONFIG_FILE", &e.tfrc)
+        .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
+        .env("HOME", e.home.path())
+        .env("CHOUDOUFU_TEST_SIGTERM_AFTER", "aws_ssm_parameter.hashed")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), Some(1), "{}", text(&killed));
+    assert!(parameter_tags(&moto, "/it/cbd/b").is_some());
+    assert!(parameter_tags(&moto, "/it/cbd/c").is_some());
+    let record = e
+        .dir
+        .path()
+        .join(".choudoufu/records")
+        .join(ESTATE)
+        .join("aws_ssm_parameter.hashed.json");
+    let held: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(held["id"], "/it/cbd/c");
+    assert_eq!(held["deposed"][0]["id"], "/it/cbd/b", "{held}");
+    let key = held["deposed"][0]["key"].as_str().unwrap().to_string();
+    let next = text(&e.run(&["plan"]));
+    assert!(
+        next.contains(&format!(
+            "# aws_ssm_parameter.hashed (deposed object {key}) will be destroyed"
+        )),
+        "{next}"
+    );
+    assert!(
+        next.contains("# (left over from a partially-failed replacement of this instance)"),
+        "{next}"
+    );
+    assert!(
+        next.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
+        "{next}"
+    );
+    let json = e.run(&["plan", "-out", "deposed.plan"]);
+    assert!(json.status.success(), "{}", text(&json));
+    let shown: serde_json::Value =
+        serde_json::from_slice(&e.run(&["show", "-json", "deposed.plan"]).stdout).unwrap();
+    let deposed: Vec<_> = shown["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rc| rc["deposed"] == key.as_str())
+        .collect();
+    assert_eq!(deposed.len(), 1, "{shown}");
+    assert_eq!(deposed[0]["change"]["actions"][0], "delete");
+
+    // Without the record, the old object is still found: by its address
+    // marker, as an orphan of the estate.
+    let aside = record.with_extension("aside");
+    std::fs::rename(&record, &aside).unwrap();
+    let orphan = text(&e.run(&["plan"]));
+    assert!(
+        orphan.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
+        "{orphan}"
+    );
+    assert!(orphan.contains("orphan"), "{orphan}");
+    std::fs::rename(&aside, &record).unwrap();
+
+    let recovered = e.run(&["apply", "-auto-approve"]);
+    assert!(recovered.status.success(), "{}", text(&recovered));
+    assert!(parameter_tags(&moto, "/it/cbd/b").is_none());
+    assert!(parameter_tags(&moto, "/it/cbd/c").is_some());
+    let held: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert!(held.get("deposed").is_none(), "{held}");
+    let replan = e.run(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+
+    // With no record store at all, a rename still plans as a replacement:
+    // the address marker names the old object.
+    std::fs::remove_dir_all(e.dir.path().join(".choudoufu/records")).unwrap();
+    root(e.dir.path(), &moto, &hashed("d"));
+    let unrecorded = text(&e.run(&["plan"]));
+    assert!(
+        unrecorded.contains("# aws_ssm_parameter.hashed must be replaced"),
+        "{unrecorded}"
+    );
+    assert!(!unrecorded.contains("orphan"), "{unrecorded}");
+    let destroyed = e.run(&["destroy", "-auto-approve"]);
+    assert!(destroyed.status.success(), "{}", text(&destroyed));
+}
