@@ -42,6 +42,18 @@ pub struct ModuleStep {
     pub key: Option<InstanceKey>,
 }
 
+/// terraform's text for a module instance path: `module.app["a"].module.q`
+/// (empty for the root module).
+pub fn module_text(path: &[ModuleStep]) -> String {
+    path.iter()
+        .map(|s| match &s.key {
+            Some(k) => format!("module.{}{k}", s.name),
+            None => format!("module.{}", s.name),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// The address of one resource instance, such as `module.m.aws_sqs_queue.q[0]`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ResourceInstanceAddr {

@@ -6,15 +6,21 @@
 //! live to what is configured, with the estate's markers merged into the
 //! configuration. The sweep then finds what carries the estate's marker and
 //! no instance bound: those are planned as destroys.
+//!
+//! A root's local child modules are planned with it: the blocks of every
+//! module in the order of the linked graph, each once per module instance
+//! (a call's `count` or `for_each`), so every address carries its module
+//! path (`module.app["a"].aws_sqs_queue.q`).
 
-use crate::addr::{InstanceKey, Mode, ResourceInstanceAddr};
+use crate::addr::{InstanceKey, Mode, ModuleStep, ResourceInstanceAddr};
 use crate::bind::identity::{self, FromArn, Locate, Marks, Row};
 use crate::bind::marker::{self, Owner};
+use crate::config::tree::Tree;
 use crate::config::{IgnoreChanges, Module, ProviderRef, Resource, ResourceKey};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
-use crate::eval::module::{expansion, Expansion, Instance, ModuleValues};
-use crate::graph::{cycle_diagnostic, Graph, Node};
+use crate::eval::module::{expansion, Expansion, Instance, ModuleValues, TreeValues};
+use crate::graph::{cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::live::Settings;
 use crate::plan::{Action, Plan, Reason, ResourceChange};
 use crate::provider::grpc::GrpcProvider;
@@ -34,7 +40,8 @@ const READS_IN_FLIGHT: usize = 10;
 
 /// What to plan.
 pub struct Request<'a> {
-    pub module: &'a Module,
+    /// The root module and the modules it calls.
+    pub tree: &'a Tree,
     pub settings: &'a Settings,
     pub vars: BTreeMap<String, Value>,
     /// Plan to destroy everything the estate owns (`plan -destroy`).
@@ -77,9 +84,9 @@ pub struct DeposedObject {
 pub struct Planned {
     pub plan: Plan,
     pub steps: BTreeMap<ResourceInstanceAddr, Step>,
-    pub order: Vec<Node>,
-    /// The module's dependency graph, which apply walks.
-    pub graph: Graph,
+    pub order: Vec<TreeNode>,
+    /// The dependency graph of every module, linked, which apply walks.
+    pub graph: TreeGraph,
     /// Steps of objects no block declares, in the order to destroy them.
     pub orphans: Vec<ResourceInstanceAddr>,
     /// Warnings met on the way.
@@ -94,29 +101,17 @@ pub async fn plan(
     sessions: &mut Sessions,
     store: &RecordStore,
 ) -> Result<Planned, Diagnostics> {
-    let module = req.module;
-    let (graph, diags) = Graph::build(module);
-    if diags.has_errors() {
-        return Err(diags);
-    }
-    let order = graph
-        .order()
-        .map_err(|cycles| Diagnostics(cycles.iter().map(|c| cycle_diagnostic(c)).collect()))?;
-    if let Some(call) = module.module_calls.values().next() {
-        return Err(Diagnostic::error(
-            "Module calls are not supported",
-            format!(
-                "This engine does not plan child modules yet (module \"{}\").",
-                call.name
-            ),
-        )
-        .at(call.range.clone())
-        .into());
-    }
+    let module = &req.tree.module;
+    let (graph, order) = TreeGraph::of_tree(req.tree)?;
     let mut p = Planner {
         req,
         store,
-        values: ModuleValues::new(req.vars.clone(), &module.dir, &module.dir),
+        values: TreeValues::new(ModuleValues::new(
+            req.vars.clone(),
+            &module.dir,
+            &module.dir,
+        )),
+        here: Vec::new(),
         owned: BTreeSet::new(),
         bound: BTreeSet::new(),
         steps: BTreeMap::new(),
@@ -126,9 +121,14 @@ pub async fn plan(
         needed: needed_by_targets(&graph, &req.targets),
         tagged: None,
     };
-    for node in &order {
-        p.node(node, sessions).await?;
+    for tn in &order {
+        // Each instance of the block's module (known once its call is).
+        for instance in p.values.instances_of(&tn.module) {
+            p.here = instance;
+            p.node(&tn.node, sessions).await?;
+        }
     }
+    p.here = Vec::new();
     if p.diags.has_errors() {
         return Err(p.diags);
     }
@@ -163,7 +163,10 @@ pub async fn plan(
 struct Planner<'a, 'r> {
     req: &'a Request<'r>,
     store: &'a RecordStore,
-    values: ModuleValues,
+    /// Every module instance's values.
+    values: TreeValues,
+    /// The module instance whose block is being planned.
+    here: Vec<ModuleStep>,
     /// Identifying values (IDs, ARNs, URLs, names) of objects this estate
     /// owns, for the types owned through a parent.
     owned: BTreeSet<String>,
@@ -175,28 +178,71 @@ struct Planner<'a, 'r> {
     /// Records left at an old address by a rename.
     stale_records: Vec<String>,
     /// With `-target`: the blocks the targets need, themselves included.
-    needed: Option<BTreeSet<ResourceKey>>,
+    needed: Option<BTreeSet<TreeNode>>,
     /// The tagging API's listing of the estate's objects (ARN and address
     /// marker), read once when first needed.
     tagged: Option<Vec<(String, Option<String>)>>,
 }
 
-impl Planner<'_, '_> {
+impl<'a, 'r> Planner<'a, 'r> {
+    /// The module of the instance being planned.
+    fn tree(&self) -> &'r Tree {
+        tree_of(self.req.tree, &self.here)
+    }
+
+    fn module(&self) -> &'r Module {
+        &self.tree().module
+    }
+
+    /// The values of the module instance being planned.
+    fn values(&self) -> &ModuleValues {
+        &self.values.instances[&self.here]
+    }
+
+    fn values_mut(&mut self) -> &mut ModuleValues {
+        self.values
+            .instances
+            .get_mut(&self.here)
+            .expect("planned instances have values")
+    }
+
+    /// The provider configuration a block of this module uses.
+    fn provider_of(&self, res: &Resource) -> ProviderRef {
+        self.req
+            .tree
+            .provider_for(&call_names(&self.here), res.provider_ref())
+    }
+
     async fn node(&mut self, node: &Node, sessions: &mut Sessions) -> Result<(), Diagnostics> {
-        let module = self.req.module;
+        let tree = self.tree();
+        let module = &tree.module;
         match node {
-            Node::Variable(_) | Node::ModuleCall(_) => {}
+            Node::Variable(_) => {}
+            Node::ModuleCall(name) => {
+                let root = &self.req.tree.module.dir;
+                self.values.expand_call(&self.here, tree, name, root)?;
+            }
             Node::Local(name) => {
                 let v = self
-                    .values
+                    .values()
                     .eval(&module.locals[name].expr, &Instance::default())?;
-                self.values.locals.insert(name.clone(), v);
+                self.values_mut().locals.insert(name.clone(), v);
             }
             Node::Output(name) => {
-                let v = self
-                    .values
-                    .eval(&module.outputs[name].value, &Instance::default())?;
-                self.values.outputs.insert(name.clone(), v);
+                let out = &module.outputs[name];
+                let v = self.values().eval(&out.value, &Instance::default())?;
+                self.values.set_output(&self.here, name, v, out.sensitive);
+            }
+            Node::Provider(p) if !self.here.is_empty() => {
+                return Err(Diagnostic::error(
+                    "Provider configuration in a child module",
+                    format!(
+                        "The module {} configures provider {p} itself. This engine plans child modules that use their caller's provider configurations (inherited, or passed with the call's providers argument): move the provider block to the root module.",
+                        crate::addr::module_text(&self.here)
+                    ),
+                )
+                .at(module.providers[p].range.clone())
+                .into());
             }
             Node::Provider(p) => {
                 let config = &module.providers[p];
@@ -210,14 +256,14 @@ impl Planner<'_, '_> {
                     )
                 })?;
                 let scope = self
-                    .values
+                    .values()
                     .scope_for(&config.config.references(), &Instance::default());
                 let value = decode(&config.config, &schema.provider.block, &scope)?;
                 sessions.configure(p, value).await?;
             }
             Node::Resource(key) if !self.targeted(key) => {
                 let unknown = Value::unknown(Type::Dynamic);
-                self.values.resources.insert(key.clone(), unknown);
+                self.values_mut().resources.insert(key.clone(), unknown);
             }
             Node::Resource(key) => {
                 let res = &module.resources[key];
@@ -231,33 +277,35 @@ impl Planner<'_, '_> {
     }
 
     async fn data(&mut self, res: &Resource, sessions: &mut Sessions) -> Result<(), Diagnostics> {
-        let pref = res.provider_ref();
+        let pref = self.provider_of(res);
         let schema = sessions
             .schema(&pref.name)
             .and_then(|s| s.data_sources.get(&res.key.type_name).cloned())
             .ok_or_else(|| unsupported_type(res, "data source"))?;
         let exp = expansion(
-            &self.values,
+            self.values(),
             res.count.as_ref(),
             res.for_each.as_ref(),
             false,
         )?;
         let mut values = Vec::new();
         for (key, instance) in exp.instances() {
-            let scope = self.values.scope_for(&res.config.references(), &instance);
+            let scope = self.values().scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
             let v = if config.is_wholly_known() {
                 let provider = sessions.get(&pref).await?;
                 provider
                     .read_data_source(&res.key.type_name, &config)
                     .await
-                    .map_err(|e| provider_failed(res, key.as_ref(), e))?
+                    .map_err(|e| {
+                        provider_failed(res, &instance_addr(&self.here, &res.key, key), e)
+                    })?
             } else {
                 Value::unknown(schema.block.implied_type().without_optional())
             };
             values.push(v);
         }
-        self.values
+        self.values_mut()
             .resources
             .insert(res.key.clone(), exp.assemble(values));
         Ok(())
@@ -270,13 +318,13 @@ impl Planner<'_, '_> {
     ) -> Result<(), Diagnostics> {
         let key = &res.key;
         let row = identity::row(&key.type_name).ok_or_else(|| no_identity_row(res))?;
-        let pref = res.provider_ref();
+        let pref = self.provider_of(res);
         let schema = sessions
             .resource_schema(&pref.name, &key.type_name)
             .ok_or_else(|| unsupported_type(res, "resource type"))?;
         let source = sessions.source(&pref.name);
         let exp = expansion(
-            &self.values,
+            self.values(),
             res.count.as_ref(),
             res.for_each.as_ref(),
             false,
@@ -285,11 +333,11 @@ impl Planner<'_, '_> {
         // once (as terraform refreshes), then the plans in address order.
         let mut inputs = Vec::new();
         for (inst_key, instance) in exp.instances() {
-            let addr = instance_addr(key, inst_key.clone());
+            let addr = instance_addr(&self.here, key, inst_key.clone());
             if !self.targets_instance(&addr) {
                 continue;
             }
-            let scope = self.values.scope_for(&res.config.references(), &instance);
+            let scope = self.values().scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
             let record = if self.req.use_records {
                 self.store.get(&addr).map_err(|e| {
@@ -300,12 +348,12 @@ impl Planner<'_, '_> {
             } else {
                 None
             };
-            inputs.push((inst_key, addr, config, record));
+            inputs.push((addr, config, record));
         }
         let shared = sessions.get(&pref).await?.clone();
         let founds: Vec<_> =
             futures_util::stream::iter(
-                inputs.iter().map(|(_, _, config, record)| {
+                inputs.iter().map(|(_, config, record)| {
                     let mut provider = shared.clone();
                     async move {
                         bind(&mut provider, row, &key.type_name, config, record.as_ref()).await
@@ -317,18 +365,18 @@ impl Planner<'_, '_> {
             .await;
         let provider = sessions.get(&pref).await?;
         let mut afters = Vec::new();
-        for ((inst_key, addr, config, record), found) in inputs.into_iter().zip(founds) {
-            let found = match found.map_err(|e| provider_failed(res, inst_key.as_ref(), e))? {
+        for ((addr, config, record), found) in inputs.into_iter().zip(founds) {
+            let found = match found.map_err(|e| provider_failed(res, &addr, e))? {
                 Some(f) => Some(f),
                 None => self
                     .rebind(&mut shared.clone(), row, &addr, record.as_ref())
                     .await
-                    .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?,
+                    .map_err(|e| provider_failed(res, &addr, e))?,
             };
             let deposed = self
                 .deposed(&mut shared.clone(), row, record.as_ref())
                 .await
-                .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                .map_err(|e| provider_failed(res, &addr, e))?;
             let prior = match found {
                 Some((id, mut state)) => {
                     self.check_owner(res, &addr, row, &id, &state.value, &config)?;
@@ -349,7 +397,7 @@ impl Planner<'_, '_> {
                     } => a.parse::<ResourceInstanceAddr>().ok(),
                     _ => None,
                 })
-                .filter(|old| *old != addr && moved_from(self.req.module, old, &addr));
+                .filter(|old| *old != addr && self.moved(old, &addr));
             if let Some(old) = &previous_addr {
                 self.stale_records.push(old.to_string());
             }
@@ -382,7 +430,7 @@ impl Planner<'_, '_> {
                     self.check_strict_create(res, &addr, row)?;
                     let planned = plan_create(provider, &key.type_name, &schema, &marked)
                         .await
-                        .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                        .map_err(|e| provider_failed(res, &addr, e))?;
                     (
                         Action::Create,
                         None,
@@ -399,7 +447,7 @@ impl Planner<'_, '_> {
                     let mut planned = provider
                         .plan_resource_change(&key.type_name, state, &proposed, &marked)
                         .await
-                        .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                        .map_err(|e| provider_failed(res, &addr, e))?;
                     // As terraform does, ignore_changes applies to the
                     // provider's plan as well as to the configuration.
                     planned.planned_state =
@@ -421,7 +469,7 @@ impl Planner<'_, '_> {
                         self.check_prevent_destroy(res, &addr)?;
                         let create = plan_create(provider, &key.type_name, &schema, &marked)
                             .await
-                            .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                            .map_err(|e| provider_failed(res, &addr, e))?;
                         (
                             Action::Replace {
                                 create_before_destroy: res.lifecycle.create_before_destroy,
@@ -500,14 +548,26 @@ impl Planner<'_, '_> {
             Expansion::Unknown => Value::unknown(Type::Dynamic),
             _ => exp.assemble(afters),
         };
-        self.values.resources.insert(key.clone(), whole);
+        self.values_mut().resources.insert(key.clone(), whole);
         Ok(())
+    }
+
+    /// Whether a `moved` block renames `old` to `new`: one of this module's
+    /// (its addresses within each instance of it), or one of the root's.
+    fn moved(&self, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
+        moved_from(self.module(), &self.here, old, new)
+            || (!self.here.is_empty() && moved_from(&self.req.tree.module, &[], old, new))
     }
 
     /// Whether `-target` reaches a block: no targets, a target in it, or a
     /// target that depends on it.
     fn targeted(&self, key: &ResourceKey) -> bool {
-        self.needed.as_ref().is_none_or(|n| n.contains(key))
+        self.needed.as_ref().is_none_or(|n| {
+            n.contains(&TreeNode {
+                module: call_names(&self.here),
+                node: Node::Resource(key.clone()),
+            })
+        })
     }
 
     /// Whether `-target` reaches one instance: its block is a dependency of
@@ -517,11 +577,26 @@ impl Planner<'_, '_> {
         if t.is_empty() {
             return true;
         }
+        // A target's module step with no key names every instance of the
+        // call, as in terraform.
+        let same_module = |x: &ResourceInstanceAddr| {
+            x.module.len() == addr.module.len()
+                && x.module
+                    .iter()
+                    .zip(&addr.module)
+                    .all(|(t, m)| t.name == m.name && (t.key.is_none() || t.key == m.key))
+        };
         let same_block = |x: &ResourceInstanceAddr| {
-            x.mode == addr.mode && x.type_name == addr.type_name && x.name == addr.name
+            call_names(&x.module) == call_names(&addr.module)
+                && x.mode == addr.mode
+                && x.type_name == addr.type_name
+                && x.name == addr.name
         };
         let named = t.iter().filter(|x| same_block(x)).collect::<Vec<_>>();
-        named.is_empty() || named.iter().any(|x| x.key.is_none() || x.key == addr.key)
+        named.is_empty()
+            || named
+                .iter()
+                .any(|x| same_module(x) && (x.key.is_none() || x.key == addr.key))
     }
 
     /// Remembers the identifying values of an object this estate owns.
@@ -820,6 +895,7 @@ impl Planner<'_, '_> {
                 ))
             })?;
         let reason = match &addr.key {
+            _ if !self.module_instance_declared(&addr.module) => Reason::DeleteBecauseNoModule,
             Some(InstanceKey::Int(_)) if self.declares(&addr) => Reason::DeleteBecauseCountIndex,
             Some(InstanceKey::Str(_)) if self.declares(&addr) => Reason::DeleteBecauseEachKey,
             _ => Reason::DeleteBecauseNoResourceConfig,
@@ -953,11 +1029,22 @@ impl Planner<'_, '_> {
 
     /// Whether the block of `addr` (ignoring its key) is declared.
     fn declares(&self, addr: &ResourceInstanceAddr) -> bool {
-        self.req.module.resources.contains_key(&ResourceKey {
-            mode: addr.mode,
-            type_name: addr.type_name.clone(),
-            name: addr.name.clone(),
-        })
+        self.req
+            .tree
+            .at(&call_names(&addr.module))
+            .is_some_and(|t| {
+                t.module.resources.contains_key(&ResourceKey {
+                    mode: addr.mode,
+                    type_name: addr.type_name.clone(),
+                    name: addr.name.clone(),
+                })
+            })
+    }
+
+    /// Whether the module instance `path` exists in this plan (the root
+    /// always does).
+    fn module_instance_declared(&self, path: &[ModuleStep]) -> bool {
+        self.values.instances.contains_key(path)
     }
 }
 
@@ -1001,20 +1088,21 @@ pub async fn configure_providers(
 /// The blocks `-target` addresses need: the targets' blocks and everything
 /// they depend on; `None` without targets.
 fn needed_by_targets(
-    graph: &Graph,
+    graph: &TreeGraph,
     targets: &[ResourceInstanceAddr],
-) -> Option<BTreeSet<ResourceKey>> {
+) -> Option<BTreeSet<TreeNode>> {
     if targets.is_empty() {
         return None;
     }
-    let mut todo: Vec<Node> = targets
+    let mut todo: Vec<TreeNode> = targets
         .iter()
-        .map(|t| {
-            Node::Resource(ResourceKey {
+        .map(|t| TreeNode {
+            module: call_names(&t.module),
+            node: Node::Resource(ResourceKey {
                 mode: t.mode,
                 type_name: t.type_name.clone(),
                 name: t.name.clone(),
-            })
+            }),
         })
         .collect();
     let mut seen = BTreeSet::new();
@@ -1023,17 +1111,23 @@ fn needed_by_targets(
         if !seen.insert(n.clone()) {
             continue;
         }
-        if let Node::Resource(k) = &n {
-            out.insert(k.clone());
+        if let Node::Resource(_) = &n.node {
+            out.insert(n.clone());
         }
         todo.extend(graph.deps(&n).cloned());
     }
     Some(out)
 }
 
-/// Whether a `moved` block renames `old` to `new` (whole resources or
-/// single instances).
-fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
+/// Whether a `moved` block of `module` renames `old` to `new` (whole
+/// resources or single instances), its addresses taken within the module
+/// instance `within`.
+fn moved_from(
+    module: &Module,
+    within: &[ModuleStep],
+    old: &ResourceInstanceAddr,
+    new: &ResourceInstanceAddr,
+) -> bool {
     let text = |e: &crate::config::Expr| {
         let span = crate::config::span_of(&e.expr);
         e.file
@@ -1054,6 +1148,11 @@ fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanc
         ) else {
             return false;
         };
+        let inside = |a: ResourceInstanceAddr| ResourceInstanceAddr {
+            module: within.iter().cloned().chain(a.module).collect(),
+            ..a
+        };
+        let (from, to) = (inside(from), inside(to));
         (from == *old && to == *new)
             || (from.key.is_none()
                 && to.key.is_none()
@@ -1063,15 +1162,30 @@ fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanc
     })
 }
 
-/// The address of an instance of a root-module block.
-pub fn instance_addr(key: &ResourceKey, inst: Option<InstanceKey>) -> ResourceInstanceAddr {
+/// The address of an instance of a block of the module instance `module`.
+pub fn instance_addr(
+    module: &[ModuleStep],
+    key: &ResourceKey,
+    inst: Option<InstanceKey>,
+) -> ResourceInstanceAddr {
     ResourceInstanceAddr {
-        module: Vec::new(),
+        module: module.to_vec(),
         mode: key.mode,
         type_name: key.type_name.clone(),
         name: key.name.clone(),
         key: inst,
     }
+}
+
+/// The call names of a module instance path (`module.app["a"]` is `app`).
+pub fn call_names(path: &[ModuleStep]) -> Vec<String> {
+    path.iter().map(|s| s.name.clone()).collect()
+}
+
+/// The module of a module instance of `tree`.
+pub fn tree_of<'t>(tree: &'t Tree, instance: &[ModuleStep]) -> &'t Tree {
+    tree.at(&call_names(instance))
+        .expect("module instances are of modules of the tree")
 }
 
 /// A swept object's address: its address marker when that names an
@@ -1572,8 +1686,7 @@ fn unsupported_type(res: &Resource, what: &str) -> Diagnostics {
     .into()
 }
 
-fn provider_failed(res: &Resource, key: Option<&InstanceKey>, e: ProviderError) -> Diagnostics {
-    let addr = instance_addr(&res.key, key.cloned());
+fn provider_failed(res: &Resource, addr: &ResourceInstanceAddr, e: ProviderError) -> Diagnostics {
     let mut out = Diagnostics::default();
     match e {
         ProviderError::Diagnostics { diagnostics, .. } => {
@@ -1600,4 +1713,60 @@ fn sweep_failed(e: ProviderError) -> Diagnostics {
         format!("Listing what carries the estate's marker failed, so no plan is made (a plan without the sweep could miss objects to destroy): {e}"),
     )
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moved_block_in_a_module_renames_within_each_instance_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "moved {\n  from = aws_sqs_queue.old\n  to   = aws_sqs_queue.new\n}\n",
+        )
+        .unwrap();
+        let (module, d) = crate::config::load(dir.path());
+        assert!(!d.has_errors(), "{d}");
+        let addr = |s: &str| s.parse::<ResourceInstanceAddr>().unwrap();
+        let within = addr("module.app[\"a\"].aws_sqs_queue.x").module;
+        assert!(moved_from(
+            &module,
+            &within,
+            &addr("module.app[\"a\"].aws_sqs_queue.old"),
+            &addr("module.app[\"a\"].aws_sqs_queue.new"),
+        ));
+        assert!(!moved_from(
+            &module,
+            &within,
+            &addr("module.app[\"b\"].aws_sqs_queue.old"),
+            &addr("module.app[\"a\"].aws_sqs_queue.new"),
+        ));
+        assert!(!moved_from(
+            &module,
+            &within,
+            &addr("aws_sqs_queue.old"),
+            &addr("aws_sqs_queue.new"),
+        ));
+        assert!(moved_from(
+            &module,
+            &[],
+            &addr("aws_sqs_queue.old[1]"),
+            &addr("aws_sqs_queue.new[1]"),
+        ));
+    }
+
+    #[test]
+    fn a_swept_object_keeps_its_module_address() {
+        let declared = BTreeSet::from(["module.app[\"a\"].aws_sqs_queue.q".to_string()]);
+        let swept = orphan_addr(
+            "aws_sqs_queue",
+            Some("module.app[\"b\"].aws_sqs_queue.q"),
+            "https://sqs/123/q-b",
+            &declared,
+        );
+        assert_eq!(swept.to_string(), "module.app[\"b\"].aws_sqs_queue.q");
+        assert_eq!(crate::addr::module_text(&swept.module), "module.app[\"b\"]");
+    }
 }

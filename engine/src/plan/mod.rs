@@ -43,6 +43,10 @@ pub enum Reason {
     DeleteBecauseCountIndex,
     /// A delete because `for_each` no longer has the instance's key.
     DeleteBecauseEachKey,
+    /// A delete because the module instance holding it is no longer
+    /// declared (its call removed, or its count or for_each no longer
+    /// reaching it).
+    DeleteBecauseNoModule,
     /// A data source read during apply because its configuration refers
     /// to values not yet known.
     ReadBecauseConfigUnknown,

@@ -219,6 +219,10 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
                 Some(Reason::DeleteBecauseEachKey) => s.push_str(&format!(
                     "\n  # (because key [{index}] is not in for_each map)"
                 )),
+                Some(Reason::DeleteBecauseNoModule) => s.push_str(&format!(
+                    "\n  # (because {} is not in configuration)",
+                    crate::addr::module_text(&rc.addr.module)
+                )),
                 _ => {}
             }
             if rc.deposed.is_some() {

@@ -82,6 +82,7 @@ fn reason(r: &str) -> Reason {
         "delete_because_no_resource_config" => Reason::DeleteBecauseNoResourceConfig,
         "delete_because_count_index" => Reason::DeleteBecauseCountIndex,
         "delete_because_each_key" => Reason::DeleteBecauseEachKey,
+        "delete_because_no_module" => Reason::DeleteBecauseNoModule,
         "read_because_config_unknown" => Reason::ReadBecauseConfigUnknown,
         "read_because_dependency_pending" => Reason::ReadBecauseDependencyPending,
         other => panic!("unexpected action reason {other}"),
