@@ -796,8 +796,9 @@ async fn destroy_live(
     if let Err(e) = result {
         return Err(failed(addr, e));
     }
+    // terraform names the deposed object when the destroy starts only.
     shared.say(format!(
-        "{shown}: Destruction complete after {}",
+        "{addr}: Destruction complete after {}",
         seconds(started.elapsed())
     ));
     shared.done.borrow_mut().destroyed += 1;

@@ -756,6 +756,18 @@ fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
     let created = line_of(&out, "aws_ssm_parameter.hashed: Creation complete").expect(&out);
     let destroying = line_of(&out, "(deposed object ").expect(&out);
     assert!(created < destroying, "{out}");
+    // As stock prints it: the key on the start line, not on completion.
+    assert!(
+        out.lines()
+            .nth(destroying)
+            .unwrap()
+            .contains("Destroying... [id=/it/cbd/a]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("aws_ssm_parameter.hashed: Destruction complete"),
+        "{out}"
+    );
     assert!(
         out.contains("Resources: 1 added, 0 changed, 1 destroyed."),
         "{out}"
