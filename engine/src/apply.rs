@@ -246,7 +246,7 @@ impl<'a> Walk<'a> {
                 let mut values = values.into_iter();
                 for instance in self.values.instances_of(&node.module) {
                     let n = self.planned_in(&instance, key);
-                    let here = self.values.instances.get_mut(&instance).expect("listed");
+                    let here = self.values.at_mut(&instance);
                     let exp = expansion(here, res.count.as_ref(), res.for_each.as_ref(), false)
                         .unwrap_or(Expansion::Unknown);
                     let whole = match exp {
@@ -368,12 +368,7 @@ impl<'a> Walk<'a> {
         match node {
             Node::Local(name) => {
                 let v = values.eval(&module.locals[name].expr, &Instance::default())?;
-                self.values
-                    .instances
-                    .get_mut(here)
-                    .expect("walked instances have values")
-                    .locals
-                    .insert(name.clone(), v);
+                self.values.at_mut(here).locals.insert(name.clone(), v);
                 Ok(None)
             }
             Node::Output(name) => {
@@ -469,9 +464,7 @@ impl<'a> Walk<'a> {
             values.push(v);
         }
         self.values
-            .instances
-            .get_mut(here)
-            .expect("walked instances have values")
+            .at_mut(here)
             .resources
             .insert(res.key.clone(), exp.assemble(values));
         Ok(())
@@ -597,8 +590,8 @@ async fn destroy_deposed(
     step: &Step,
 ) -> Result<(), Diagnostics> {
     for d in &step.deposed {
-        destroy_live(shared, provider, step, Some(&d.key), &d.state).await?;
-        forget_deposed(shared.store, step, &d.key)?;
+        destroy_live(shared, provider, step, Some(&d.entry.key), &d.state).await?;
+        forget_deposed(shared.store, step, &d.entry.key)?;
     }
     Ok(())
 }

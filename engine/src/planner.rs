@@ -27,7 +27,7 @@ use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::schema::Schema;
 use crate::provider::{PlannedChange, Provider, ProviderError, ResourceState};
-use crate::record::{self, Record, RecordStore};
+use crate::record::{self, Deposed, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Type, Value};
 use futures_util::StreamExt;
@@ -72,11 +72,10 @@ pub struct Step {
     pub deposed: Vec<DeposedObject>,
 }
 
-/// A deposed object as the plan read it.
+/// A deposed object as the plan read it: its record entry and the object.
 #[derive(Debug, Clone)]
 pub struct DeposedObject {
-    pub key: String,
-    pub id: String,
+    pub entry: Deposed,
     pub state: ResourceState,
 }
 
@@ -200,10 +199,7 @@ impl<'a, 'r> Planner<'a, 'r> {
     }
 
     fn values_mut(&mut self) -> &mut ModuleValues {
-        self.values
-            .instances
-            .get_mut(&self.here)
-            .expect("planned instances have values")
+        self.values.at_mut(&self.here)
     }
 
     /// The provider configuration a block of this module uses.
@@ -367,9 +363,15 @@ impl<'a, 'r> Planner<'a, 'r> {
         let mut afters = Vec::new();
         for ((addr, config, record), found) in inputs.into_iter().zip(founds) {
             let found = match found.map_err(|e| provider_failed(res, &addr, e))? {
-                Some(f) => Some(f),
-                None => self
-                    .rebind(&mut shared.clone(), row, &addr, record.as_ref())
+                (Some(id), Some(state)) => Some((id, state)),
+                (tried, _) => self
+                    .rebind(
+                        &mut shared.clone(),
+                        row,
+                        &addr,
+                        record.as_ref(),
+                        tried.as_deref(),
+                    )
                     .await
                     .map_err(|e| provider_failed(res, &addr, e))?,
             };
@@ -540,7 +542,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                     after: None,
                     schema: schema.clone(),
                     replace_paths: Vec::new(),
-                    deposed: Some(d.key),
+                    deposed: Some(d.entry.key),
                 });
             }
         }
@@ -789,8 +791,8 @@ impl<'a, 'r> Planner<'a, 'r> {
         if uses_aws {
             let provider = sessions.get(&aws).await?;
             for (arn, _) in self.tagged(provider).await.map_err(sweep_failed)? {
-                if let Some(row) = identity::row_for_arn(&arn) {
-                    candidates.push((arn, row));
+                if let Some(row) = identity::row_for_arn(arn) {
+                    candidates.push((arn.clone(), row));
                 }
             }
             for name in iam_roles(provider).await.map_err(sweep_failed)? {
@@ -933,11 +935,27 @@ impl<'a, 'r> Planner<'a, 'r> {
     async fn tagged(
         &mut self,
         provider: &mut GrpcProvider,
-    ) -> Result<Vec<(String, Option<String>)>, ProviderError> {
+    ) -> Result<&[(String, Option<String>)], ProviderError> {
         if self.tagged.is_none() {
             self.tagged = Some(tagged(provider, &self.req.settings.estate).await?);
         }
-        Ok(self.tagged.clone().unwrap_or_default())
+        Ok(self.tagged.as_deref().unwrap_or_default())
+    }
+
+    /// Whether an object's markers make it this estate's, at `address`
+    /// when one is given; an object of a type owned through its parent
+    /// carries no marker of its own.
+    fn is_ours(&self, row: &Row, object: &Value, address: Option<&str>) -> bool {
+        match marker::owner(object) {
+            Owner::Estate {
+                estate,
+                address: marked,
+            } => {
+                estate == self.req.settings.estate
+                    && address.is_none_or(|want| marked.as_deref() == Some(want))
+            }
+            Owner::Nobody => row.marks != Marks::Tags,
+        }
     }
 
     /// A declared instance whose identity finds no object, though it had
@@ -947,48 +965,47 @@ impl<'a, 'r> Planner<'a, 'r> {
     /// marker does, and it binds only if it carries this estate's marker
     /// for this very address (or, for a type owned through its parent, if
     /// its record says so). The provider's plan then says whether it must
-    /// be replaced.
+    /// be replaced. `tried` is the ID the identity already looked for.
     async fn rebind(
         &mut self,
         provider: &mut GrpcProvider,
         row: &'static Row,
         addr: &ResourceInstanceAddr,
         record: Option<&Record>,
+        tried: Option<&str>,
     ) -> Result<Option<(String, ResourceState)>, ProviderError> {
+        let want = addr.to_string();
         let mut ids: Vec<String> = record.and_then(|r| r.id.clone()).into_iter().collect();
         if row.marks == Marks::Tags && !self.req.settings.estate.is_empty() {
-            let want = addr.to_string();
-            for (arn, address) in self.tagged(provider).await? {
-                if address.as_deref() != Some(want.as_str())
-                    || identity::row_for_arn(&arn).is_none_or(|r| r.type_name != row.type_name)
-                {
-                    continue;
-                }
+            let marked: Vec<String> = self
+                .tagged(provider)
+                .await?
+                .iter()
+                .filter(|(arn, address)| {
+                    address.as_deref() == Some(want.as_str())
+                        && identity::row_for_arn(arn).is_some_and(|r| r.type_name == row.type_name)
+                })
+                .map(|(arn, _)| arn.clone())
+                .collect();
+            for arn in marked {
                 if let Some(id) = id_from_arn(provider, row, &arn).await? {
                     ids.push(id);
                 }
             }
         }
         for id in ids {
-            if self.bound.contains(&id) {
+            if Some(id.as_str()) == tried || self.bound.contains(&id) {
                 continue;
             }
             let Some(state) = import_read(provider, row.type_name, &id).await? else {
                 continue;
             };
-            if row.absent_if.is_some_and(|absent| absent(&state.value)) {
+            if row.absent_if.is_some_and(|absent| absent(&state.value))
+                || !self.is_ours(row, &state.value, Some(&want))
+            {
                 continue;
             }
-            let ours = match marker::owner(&state.value) {
-                Owner::Estate { estate, address } => {
-                    estate == self.req.settings.estate
-                        && address.as_deref() == Some(&*addr.to_string())
-                }
-                Owner::Nobody => row.marks != Marks::Tags,
-            };
-            if ours {
-                return Ok(Some((id, state)));
-            }
+            return Ok(Some((id, state)));
         }
         Ok(None)
     }
@@ -1007,11 +1024,7 @@ impl<'a, 'r> Planner<'a, 'r> {
             let Some(state) = import_read(provider, row.type_name, &d.id).await? else {
                 continue;
             };
-            let ours = match marker::owner(&state.value) {
-                Owner::Estate { estate, .. } => estate == self.req.settings.estate,
-                Owner::Nobody => row.marks != Marks::Tags,
-            };
-            if !ours {
+            if !self.is_ours(row, &state.value, None) {
                 continue;
             }
             self.bound.insert(d.id.clone());
@@ -1019,8 +1032,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                 self.bound.insert(arn.to_string());
             }
             out.push(DeposedObject {
-                key: d.key.clone(),
-                id: d.id.clone(),
+                entry: d.clone(),
                 state,
             });
         }
@@ -1237,14 +1249,15 @@ async fn plan_create(
 
 /// Finds a declared instance's live object: its import ID from the
 /// configuration (or a lookup, or the record), then import and read.
-/// `None` when there is no such object, or when the ID is not yet known.
+/// Returns the ID looked for (`None` while it is not yet known) and the
+/// object (`None` when there is no such object).
 pub async fn bind(
     provider: &mut GrpcProvider,
     row: &Row,
     type_name: &str,
     config: &Value,
     record: Option<&Record>,
-) -> Result<Option<(String, ResourceState)>, ProviderError> {
+) -> Result<(Option<String>, Option<ResourceState>), ProviderError> {
     let text = |attr: &str| {
         config
             .get(attr)
@@ -1268,7 +1281,7 @@ pub async fn bind(
             for (arg, attr) in args {
                 match config.get(attr) {
                     Some(v) if v.is_known() && !v.is_null() => given.push((*arg, v.clone())),
-                    _ => return Ok(None),
+                    _ => return Ok((None, None)),
                 }
             }
             lookup(provider, data_source, &given, id).await?
@@ -1276,11 +1289,13 @@ pub async fn bind(
         Locate::Record => record.and_then(|r| r.id.clone()),
         Locate::Template(t) => expand_template(provider, t, config).await?,
     };
-    let Some(id) = id else { return Ok(None) };
-    let found = import_read(provider, type_name, &id).await?;
-    Ok(found
-        .filter(|s| !row.absent_if.is_some_and(|absent| absent(&s.value)))
-        .map(|s| (id, s)))
+    let Some(id) = id else {
+        return Ok((None, None));
+    };
+    let found = import_read(provider, type_name, &id)
+        .await?
+        .filter(|s| !row.absent_if.is_some_and(|absent| absent(&s.value)));
+    Ok((Some(id), found))
 }
 
 /// Fills an ID template from configuration and the provider's account

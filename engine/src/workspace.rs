@@ -1,6 +1,7 @@
 //! A root ready to plan: its configuration and the local modules it calls
-//! loaded and checked, its estate settings, its input variables, its providers found and its record store
-//! opened. `plan`, `apply` and `destroy` start here.
+//! loaded and checked, its estate settings, its input variables, its
+//! providers found and its record store opened. `plan`, `apply` and
+//! `destroy` start here.
 
 use crate::config::tree::{load_tree, Tree};
 use crate::diag::{Diagnostic, Diagnostics, Sources};

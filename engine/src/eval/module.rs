@@ -197,6 +197,14 @@ impl TreeValues {
         &self.instances[&Vec::new()]
     }
 
+    /// The values of the module instance `at`, to fill in as evaluation
+    /// proceeds (its call expanded it before any of its blocks).
+    pub fn at_mut(&mut self, at: &[ModuleStep]) -> &mut ModuleValues {
+        self.instances
+            .get_mut(at)
+            .expect("a module instance is expanded before its blocks")
+    }
+
     /// The instances of the module at `path` (call names), in order.
     pub fn instances_of(&self, path: &[String]) -> Vec<Vec<ModuleStep>> {
         self.instances
