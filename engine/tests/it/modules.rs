@@ -4,10 +4,9 @@
 //! against the real aws provider and a real moto, read back with the AWS
 //! CLI.
 
-use crate::support::{cli_config, plugin_mirror, terraform, Moto};
+use crate::support::{aws_provider, terraform, text, write_live, Moto, Workdir};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
 const ESTATE: &str = "it-modules";
 
@@ -23,22 +22,7 @@ variable "envs" {{
   default = ["a", "b"]
 }}
 
-provider "aws" {{
-  region                      = "us-east-1"
-  access_key                  = "test"
-  secret_key                  = "test"
-  skip_credentials_validation = true
-  skip_metadata_api_check     = true
-  skip_requesting_account_id  = true
-  endpoints {{
-    sqs                      = "{e}"
-    ssm                      = "{e}"
-    sts                      = "{e}"
-    iam                      = "{e}"
-    resourcegroupstaggingapi = "{e}"
-  }}
-}}
-
+{provider}
 module "one" {{
   source = "./queue"
   name   = "one"
@@ -66,7 +50,7 @@ output "one_url" {{
   value = module.one.url
 }}
 "#,
-            e = moto.endpoint
+            provider = aws_provider(&moto.endpoint)
         ),
     )
     .unwrap();
@@ -114,46 +98,11 @@ resource "aws_ssm_parameter" "p" {
     .unwrap();
 }
 
-struct Root {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    tfrc: std::path::PathBuf,
-}
-
-impl Root {
-    fn new(moto: &Moto) -> Root {
-        let home = tempfile::tempdir().unwrap();
-        let tfrc = cli_config(home.path(), &plugin_mirror());
-        let dir = tempfile::tempdir().unwrap();
-        write_root(dir.path(), moto);
-        Root { dir, home, tfrc }
-    }
-
-    fn run(&self, program: &Path, args: &[&str]) -> Output {
-        Command::new(program)
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("TF_CLI_CONFIG_FILE", &self.tfrc)
-            .env("CHOUDOUFU_CACHE_DIR", self.home.path().join("cache"))
-            .env("TF_IN_AUTOMATION", "1")
-            .env("HOME", self.home.path())
-            .output()
-            .unwrap()
-    }
-
-    fn engine(&self, args: &[&str]) -> Output {
-        let mut all = args.to_vec();
-        all.push("-no-color");
-        self.run(Path::new(env!("CARGO_BIN_EXE_choudoufu")), &all)
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+/// A working directory holding the root.
+fn root(moto: &Moto) -> Workdir {
+    let w = Workdir::new();
+    write_root(w.dir.path(), moto);
+    w
 }
 
 /// The actions of a `show -json` plan by address.
@@ -223,7 +172,7 @@ fn a_root_calling_modules_plans_as_terraform_does_and_applies_each_instance() {
     let moto = Moto::start();
 
     // Stock terraform's plan of the root, as the oracle.
-    let stock = Root::new(&moto);
+    let stock = root(&moto);
     let tf = terraform();
     let init = stock.run(
         &tf,
@@ -237,12 +186,8 @@ fn a_root_calling_modules_plans_as_terraform_does_and_applies_each_instance() {
     let stock_json: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
 
     // The engine's plan of the same root.
-    let e = Root::new(&moto);
-    std::fs::write(
-        e.dir.path().join("live.hcl"),
-        format!("live {{\n  estate = \"{ESTATE}\"\n}}\n"),
-    )
-    .unwrap();
+    let e = root(&moto);
+    write_live(e.dir.path(), ESTATE);
     let planned = e.engine(&["plan", "-out", "review.plan"]);
     assert!(planned.status.success(), "{}", text(&planned));
     let ours_text = text(&planned);
@@ -374,7 +319,7 @@ fn a_root_calling_modules_plans_as_terraform_does_and_applies_each_instance() {
 #[test]
 fn a_stock_state_of_module_instances_migrates_and_replans_to_nothing() {
     let moto = Moto::start();
-    let root = Root::new(&moto);
+    let root = root(&moto);
     let tf = terraform();
     let init = root.run(
         &tf,
@@ -386,11 +331,7 @@ fn a_stock_state_of_module_instances_migrates_and_replans_to_nothing() {
         &["apply", "-auto-approve", "-input=false", "-no-color"],
     );
     assert!(applied.status.success(), "{}", text(&applied));
-    std::fs::write(
-        root.dir.path().join("live.hcl"),
-        format!("live {{\n  estate = \"{ESTATE}\"\n}}\n"),
-    )
-    .unwrap();
+    write_live(root.dir.path(), ESTATE);
 
     let migrated = root.engine(&["migrate", "-state", "terraform.tfstate"]);
     let out = text(&migrated);
