@@ -42,6 +42,25 @@ pub struct ModuleStep {
     pub key: Option<InstanceKey>,
 }
 
+impl fmt::Display for ModuleStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "module.{}", self.name)?;
+        if let Some(k) = &self.key {
+            write!(f, "{k}")?;
+        }
+        Ok(())
+    }
+}
+
+/// terraform's text for a module instance path: `module.app["a"].module.q`
+/// (empty for the root module).
+pub fn module_text(path: &[ModuleStep]) -> String {
+    path.iter()
+        .map(ModuleStep::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// The address of one resource instance, such as `module.m.aws_sqs_queue.q[0]`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ResourceInstanceAddr {
@@ -74,11 +93,7 @@ impl ResourceInstanceAddr {
 impl fmt::Display for ResourceInstanceAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for step in &self.module {
-            write!(f, "module.{}", step.name)?;
-            if let Some(k) = &step.key {
-                write!(f, "{k}")?;
-            }
-            f.write_str(".")?;
+            write!(f, "{step}.")?;
         }
         if self.mode == Mode::Data {
             f.write_str("data.")?;

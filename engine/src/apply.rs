@@ -3,22 +3,24 @@
 //! The plan's steps are carried out in dependency order (destroys in
 //! reverse), each instance's configuration evaluated again with what its
 //! dependencies became, so values known only after apply flow on. Each
-//! change writes its record the moment it commits.
+//! change writes its record the moment it commits. The walk covers every
+//! module of the tree, each block once per module instance, so a change
+//! waits for what it depends on across module boundaries.
 
-use crate::addr::{Mode, ResourceInstanceAddr};
+use crate::addr::{Mode, ModuleStep, ResourceInstanceAddr};
 use crate::bind::identity::{self, Marks, Row};
 use crate::bind::marker;
 use crate::config::Resource;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
-use crate::eval::module::{expansion, Expansion, Instance, ModuleValues};
-use crate::graph::Node;
+use crate::eval::module::{expansion, Expansion, Instance, ModuleValues, TreeValues};
+use crate::graph::{Node, TreeNode};
 use crate::plan::Action;
-use crate::planner::{instance_addr, Planned, Request, Step};
+use crate::planner::{call_names, instance_addr, tree_of, Planned, Request, Step};
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::{Provider, ProviderError, ResourceState};
-use crate::record::{Record, RecordStore};
+use crate::record::{Deposed, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Type, Value};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -75,9 +77,10 @@ pub async fn apply(
         interrupted,
         kill_after: std::env::var(SIGTERM_AFTER).ok(),
     };
+    let root = &req.tree.module.dir;
     let mut walk = Walk {
         planned,
-        values: ModuleValues::new(req.vars.clone(), &req.module.dir, &req.module.dir),
+        values: TreeValues::new(ModuleValues::new(req.vars.clone(), root, root)),
         finished: BTreeSet::new(),
         started: BTreeSet::new(),
         failure: Diagnostics::default(),
@@ -97,7 +100,7 @@ pub async fn apply(
         ));
     }
     let mut done = shared.done.take();
-    done.outputs = walk.values.outputs.clone();
+    done.outputs = walk.values.root().outputs.clone();
     match result {
         Ok(()) if !walk.failure.has_errors() => Ok(done),
         Ok(()) => Err((done, walk.failure)),
@@ -166,9 +169,10 @@ fn listen_for_interrupts(flag: Arc<AtomicBool>) -> Option<tokio::task::JoinHandl
 /// The walk's own state between changes.
 struct Walk<'a> {
     planned: &'a Planned,
-    values: ModuleValues,
-    finished: BTreeSet<Node>,
-    started: BTreeSet<Node>,
+    /// Every module instance's values.
+    values: TreeValues,
+    finished: BTreeSet<TreeNode>,
+    started: BTreeSet<TreeNode>,
     failure: Diagnostics,
 }
 
@@ -189,7 +193,7 @@ impl<'a> Walk<'a> {
             let mut started_any = true;
             while started_any && !self.failure.has_errors() && !shared.stopping() {
                 started_any = false;
-                let ready: Vec<Node> = self
+                let ready: Vec<TreeNode> = self
                     .planned
                     .order
                     .iter()
@@ -232,20 +236,25 @@ impl<'a> Walk<'a> {
                     }
                 }
             }
-            if let Node::Resource(key) = &node {
-                let res = &shared.req.module.resources[key];
-                let exp = expansion(
-                    &self.values,
-                    res.count.as_ref(),
-                    res.for_each.as_ref(),
-                    false,
-                )
-                .unwrap_or(Expansion::Unknown);
-                let whole = match exp {
-                    Expansion::Unknown => Value::unknown(Type::Dynamic),
-                    _ => exp.assemble(values),
-                };
-                self.values.resources.insert(key.clone(), whole);
+            if let Node::Resource(key) = &node.node {
+                let tree = shared.req.tree.at(&node.module);
+                let res = &tree
+                    .expect("walked modules are of the tree")
+                    .module
+                    .resources[key];
+                // Each module instance's values, in the order its jobs ran.
+                let mut values = values.into_iter();
+                for instance in self.values.instances_of(&node.module) {
+                    let n = self.planned_in(&instance, key);
+                    let here = self.values.at_mut(&instance);
+                    let exp = expansion(here, res.count.as_ref(), res.for_each.as_ref(), false)
+                        .unwrap_or(Expansion::Unknown);
+                    let whole = match exp {
+                        Expansion::Unknown => Value::unknown(Type::Dynamic),
+                        _ => exp.assemble(values.by_ref().take(n).collect()),
+                    };
+                    here.resources.insert(key.clone(), whole);
+                }
             }
             self.finished.insert(node);
         }
@@ -278,7 +287,7 @@ impl<'a> Walk<'a> {
 
     /// Whether a node may start: everything it depends on is finished (in
     /// a destroy, everything that depends on it).
-    fn ready(&self, node: &Node, destroy: bool) -> bool {
+    fn ready(&self, node: &TreeNode, destroy: bool) -> bool {
         let graph = &self.planned.graph;
         if destroy {
             graph
@@ -290,59 +299,104 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Starts a node: evaluates what needs no provider at once (`None`),
-    /// or returns the changes its instances need.
+    /// How many of the plan's steps are instances of block `key` in the
+    /// module instance `instance` (the jobs its node ran there).
+    fn planned_in(&self, instance: &[ModuleStep], key: &crate::config::ResourceKey) -> usize {
+        self.planned
+            .steps
+            .values()
+            .filter(|s| s.key.as_ref() == Some(key) && s.addr.module == instance)
+            .count()
+    }
+
+    /// Starts a node in every instance of its module: evaluates what needs
+    /// no provider at once (`None`), or returns the changes its instances
+    /// need, module instance by module instance.
     async fn start(
         &mut self,
         shared: &Shared<'_, '_>,
         sessions: &mut Sessions,
-        node: &Node,
+        node: &TreeNode,
     ) -> Result<Option<Jobs<'a>>, Diagnostics> {
-        let module = shared.req.module;
-        let destroy = shared.req.destroy;
-        match node {
-            Node::Local(name) if !destroy => {
-                let v = self
-                    .values
-                    .eval(&module.locals[name].expr, &Instance::default())?;
-                self.values.locals.insert(name.clone(), v);
-                Ok(None)
+        if shared.req.destroy {
+            return self.start_destroy(sessions, node).await;
+        }
+        let mut all: Option<Jobs<'a>> = None;
+        for instance in self.values.instances_of(&node.module) {
+            if let Some(jobs) = self
+                .start_in(shared, sessions, &instance, &node.node)
+                .await?
+            {
+                all.get_or_insert_with(Vec::new).extend(jobs);
             }
-            Node::Output(name) if !destroy => {
-                let v = self
-                    .values
-                    .eval(&module.outputs[name].value, &Instance::default())?;
-                self.values.outputs.insert(name.clone(), v);
-                Ok(None)
-            }
-            Node::Resource(key) if destroy => {
+        }
+        Ok(all)
+    }
+
+    /// A destroy starts a resource node's deletes, in every module instance.
+    async fn start_destroy(
+        &mut self,
+        sessions: &mut Sessions,
+        node: &TreeNode,
+    ) -> Result<Option<Jobs<'a>>, Diagnostics> {
+        match &node.node {
+            Node::Resource(key) => {
                 let mut jobs = Vec::new();
-                for step in self
-                    .planned
-                    .steps
-                    .values()
-                    .filter(|s| s.key.as_ref() == Some(key))
-                {
+                for step in self.planned.steps.values().filter(|s| {
+                    s.key.as_ref() == Some(key) && call_names(&s.addr.module) == node.module
+                }) {
                     let provider = sessions.get(&step.provider).await?.clone();
                     jobs.push((step, None, provider));
                 }
                 Ok(Some(jobs))
             }
+            _ => Ok(None),
+        }
+    }
+
+    /// Starts a node in one module instance (`here`).
+    async fn start_in(
+        &mut self,
+        shared: &Shared<'_, '_>,
+        sessions: &mut Sessions,
+        here: &[ModuleStep],
+        node: &Node,
+    ) -> Result<Option<Jobs<'a>>, Diagnostics> {
+        let tree = tree_of(shared.req.tree, here);
+        let module = &tree.module;
+        let values = &self.values.instances[here];
+        match node {
+            Node::Local(name) => {
+                let v = values.eval(&module.locals[name].expr, &Instance::default())?;
+                self.values.at_mut(here).locals.insert(name.clone(), v);
+                Ok(None)
+            }
+            Node::Output(name) => {
+                let out = &module.outputs[name];
+                let v = values.eval(&out.value, &Instance::default())?;
+                self.values.set_output(here, name, v, out.sensitive);
+                Ok(None)
+            }
+            Node::ModuleCall(name) => {
+                let root = &shared.req.tree.module.dir;
+                self.values.expand_call(here, tree, name, root)?;
+                Ok(None)
+            }
             Node::Resource(key) if key.mode == Mode::Data => {
-                self.read_data(sessions, &module.resources[key]).await?;
+                let pref = shared
+                    .req
+                    .tree
+                    .provider_for(&call_names(here), module.resources[key].provider_ref());
+                self.read_data(sessions, here, &module.resources[key], &pref)
+                    .await?;
                 Ok(None)
             }
             Node::Resource(key) => {
                 let res = &module.resources[key];
-                let exp = expansion(
-                    &self.values,
-                    res.count.as_ref(),
-                    res.for_each.as_ref(),
-                    false,
-                )?;
+                let exp = expansion(values, res.count.as_ref(), res.for_each.as_ref(), false)?;
                 let mut jobs = Vec::new();
                 for (inst_key, instance) in exp.instances() {
-                    let addr = instance_addr(key, inst_key);
+                    let addr = instance_addr(here, key, inst_key);
                     // Not in the plan (left out by -target): untouched.
                     let Some(step) = self.planned.steps.get(&addr) else {
                         continue;
@@ -351,7 +405,7 @@ impl<'a> Walk<'a> {
                         Action::Create | Action::Update | Action::Replace { .. } => {
                             let row =
                                 identity::row(&step.type_name).expect("planned types have rows");
-                            let scope = self.values.scope_for(&res.config.references(), &instance);
+                            let scope = values.scope_for(&res.config.references(), &instance);
                             let config = decode(&res.config, &step.schema.block, &scope)?;
                             let config = match row.marks {
                                 Marks::Tags => marker::with_markers(
@@ -381,33 +435,36 @@ impl<'a> Walk<'a> {
     async fn read_data(
         &mut self,
         sessions: &mut Sessions,
+        here: &[ModuleStep],
         res: &Resource,
+        pref: &crate::config::ProviderRef,
     ) -> Result<(), Diagnostics> {
-        let pref = res.provider_ref();
         let Some(schema) = sessions
             .schema(&pref.name)
             .and_then(|s| s.data_sources.get(&res.key.type_name).cloned())
         else {
             return Ok(());
         };
+        let here_values = &self.values.instances[here];
         let exp = expansion(
-            &self.values,
+            here_values,
             res.count.as_ref(),
             res.for_each.as_ref(),
             false,
         )?;
         let mut values = Vec::new();
         for (inst_key, instance) in exp.instances() {
-            let scope = self.values.scope_for(&res.config.references(), &instance);
+            let scope = here_values.scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
-            let provider = sessions.get(&pref).await?;
+            let provider = sessions.get(pref).await?;
             let v = provider
                 .read_data_source(&res.key.type_name, &config)
                 .await
-                .map_err(|e| failed(&instance_addr(&res.key, inst_key), e))?;
+                .map_err(|e| failed(&instance_addr(here, &res.key, inst_key), e))?;
             values.push(v);
         }
         self.values
+            .at_mut(here)
             .resources
             .insert(res.key.clone(), exp.assemble(values));
         Ok(())
@@ -437,10 +494,16 @@ async fn change(
     if shared.stopping() && !matches!(step.action, Action::NoOp | Action::Read) {
         return Ok(prior_value());
     }
-    match (step.action, config) {
+    // Deposed objects go after the instance's own create or update (the
+    // create_before_destroy order), but before its destroy, which forgets
+    // the record that names them.
+    if step.action == Action::Delete {
+        destroy_deposed(shared, &provider, step).await?;
+    }
+    let out = match (step.action, config) {
         (Action::Delete, _) => {
             destroy_object(shared, &provider, step, true).await?;
-            Ok(Value::null(Type::Dynamic))
+            return Ok(Value::null(Type::Dynamic));
         }
         (
             Action::Replace {
@@ -449,7 +512,7 @@ async fn change(
             Some(config),
         ) => {
             destroy_object(shared, &provider, step, false).await?;
-            create_or_update(shared, &provider, step, row, &config, None).await
+            create_or_update(shared, &provider, step, row, &config, None, &[]).await?
         }
         (
             Action::Replace {
@@ -457,15 +520,43 @@ async fn change(
             },
             Some(config),
         ) => {
-            let v = create_or_update(shared, &provider, step, row, &config, None).await?;
-            destroy_object(shared, &provider, step, false).await?;
-            Ok(v)
+            // The old object becomes deposed: the new one's record names
+            // it until it is destroyed, so a run stopped in between leaves
+            // it findable.
+            let old = Deposed::new(step.id.clone().unwrap_or_default());
+            let v = create_or_update(
+                shared,
+                &provider,
+                step,
+                row,
+                &config,
+                None,
+                std::slice::from_ref(&old),
+            )
+            .await?;
+            if shared.stopping() {
+                return Ok(v);
+            }
+            if let Some(prior) = &step.prior {
+                destroy_live(shared, &provider, step, Some(&old.key), prior).await?;
+                forget_deposed(shared.store, step, &old.key)?;
+            }
+            v
         }
         (Action::Update, Some(config)) => {
-            create_or_update(shared, &provider, step, row, &config, step.prior.as_ref()).await
+            create_or_update(
+                shared,
+                &provider,
+                step,
+                row,
+                &config,
+                step.prior.as_ref(),
+                &[],
+            )
+            .await?
         }
         (Action::Create, Some(config)) => {
-            create_or_update(shared, &provider, step, row, &config, None).await
+            create_or_update(shared, &provider, step, row, &config, None, &[]).await?
         }
         _ => {
             // A bound object with no record (the store was lost, or the
@@ -482,9 +573,45 @@ async fn change(
                     Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
                 })?;
             }
-            Ok(prior_value())
+            prior_value()
         }
+    };
+    if !shared.stopping() {
+        destroy_deposed(shared, &provider, step).await?;
     }
+    Ok(out)
+}
+
+/// Destroys the deposed objects the plan found for the step's instance,
+/// each then struck from its record.
+async fn destroy_deposed(
+    shared: &Shared<'_, '_>,
+    provider: &GrpcProvider,
+    step: &Step,
+) -> Result<(), Diagnostics> {
+    for d in &step.deposed {
+        destroy_live(shared, provider, step, Some(&d.entry.key), &d.state).await?;
+        forget_deposed(shared.store, step, &d.entry.key)?;
+    }
+    Ok(())
+}
+
+/// Strikes a destroyed deposed object from the instance's record.
+fn forget_deposed(store: &RecordStore, step: &Step, key: &str) -> Result<(), Diagnostics> {
+    let failed = |e: crate::record::RecordError| {
+        Diagnostics::from(
+            Diagnostic::error(
+                "Failed to write record",
+                format!("{} (deposed object {key}) is destroyed, but the record still names it: {e}. The next plan finds it gone.", step.addr),
+            )
+            .about(step.addr.to_string()),
+        )
+    };
+    if let Some(mut r) = store.get(&step.addr).map_err(failed)? {
+        r.deposed.retain(|d| d.key != key);
+        store.put(&r).map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// Plans the change again with the configuration as it now evaluates,
@@ -496,6 +623,7 @@ async fn create_or_update(
     row: &Row,
     config: &Value,
     prior: Option<&ResourceState>,
+    deposed: &[Deposed],
 ) -> Result<Value, Diagnostics> {
     let mut provider = provider.clone();
     let addr = &step.addr;
@@ -511,10 +639,13 @@ async fn create_or_update(
         .plan_resource_change(&step.type_name, prior, &proposed, config)
         .await
         .map_err(|e| failed(addr, e))?;
-    let res = step
-        .key
-        .as_ref()
-        .and_then(|k| shared.req.module.resources.get(k));
+    let res = step.key.as_ref().and_then(|k| {
+        shared
+            .req
+            .tree
+            .at(&call_names(&addr.module))
+            .and_then(|t| t.module.resources.get(k))
+    });
     if let (Some(res), false) = (res, creating) {
         planned.planned_state =
             crate::planner::ignore_changes(res, planned.planned_state, Some(&prior.value));
@@ -569,7 +700,7 @@ async fn create_or_update(
         ));
         shared.done.borrow_mut().changed += 1;
     }
-    record(shared.store, step, row, &state)?;
+    record(shared.store, step, row, &state, deposed)?;
     shared.committed(addr);
     Ok(state.value)
 }
@@ -579,15 +710,17 @@ fn record(
     step: &Step,
     row: &Row,
     state: &ResourceState,
+    deposed: &[Deposed],
 ) -> Result<(), Diagnostics> {
     let id = row.import_id(&state.value);
-    let r = Record::of(
+    let mut r = Record::of(
         step.addr.to_string(),
         &step.type_name,
         id,
         row.config_only,
         state,
     );
+    r.deposed = deposed.to_vec();
     store.put(&r).map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(
@@ -609,15 +742,42 @@ async fn destroy_object(
     let Some(prior) = &step.prior else {
         return Ok(());
     };
+    let addr = &step.addr;
+    destroy_live(shared, provider, step, None, prior).await?;
+    if forget {
+        shared.store.remove(&addr.to_string()).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Failed to remove record",
+                format!("{addr} is destroyed, but its record could not be removed: {e}."),
+            ))
+        })?;
+    }
+    shared.committed(addr);
+    Ok(())
+}
+
+/// Destroys one live object of the step's instance (its current object,
+/// or a deposed one by key), saying so as terraform does.
+async fn destroy_live(
+    shared: &Shared<'_, '_>,
+    provider: &GrpcProvider,
+    step: &Step,
+    deposed: Option<&str>,
+    prior: &ResourceState,
+) -> Result<(), Diagnostics> {
     let mut provider = provider.clone();
     let addr = &step.addr;
+    let shown = match deposed {
+        Some(key) => format!("{addr} (deposed object {key})"),
+        None => addr.to_string(),
+    };
     let id = prior
         .value
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    shared.say(format!("{addr}: Destroying... [id={id}]"));
+    shared.say(format!("{shown}: Destroying... [id={id}]"));
     let started = Instant::now();
     let result = with_ticker(
         destroy_state(&mut provider, &step.type_name, prior, &step.schema),
@@ -629,23 +789,12 @@ async fn destroy_object(
     if let Err(e) = result {
         return Err(failed(addr, e));
     }
+    // terraform names the deposed object when the destroy starts only.
     shared.say(format!(
         "{addr}: Destruction complete after {}",
         seconds(started.elapsed())
     ));
     shared.done.borrow_mut().destroyed += 1;
-    if !forget {
-        shared.committed(addr);
-    }
-    if forget {
-        shared.store.remove(&addr.to_string()).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(
-                "Failed to remove record",
-                format!("{addr} is destroyed, but its record could not be removed: {e}."),
-            ))
-        })?;
-        shared.committed(addr);
-    }
     Ok(())
 }
 

@@ -269,9 +269,33 @@ impl TreeGraph {
         TreeGraph { deps }
     }
 
+    /// Builds the graph of every module of `tree` and links them, in
+    /// order: each module's reference errors, or the cycles across modules.
+    pub fn of_tree(tree: &Tree) -> Result<(TreeGraph, Vec<TreeNode>), Diagnostics> {
+        let mut diags = Diagnostics::default();
+        let mut graphs = BTreeMap::new();
+        for t in tree.modules() {
+            let (graph, d) = Graph::build_in(&t.module, &t.address());
+            diags.extend(d);
+            graphs.insert(t.path.clone(), graph);
+        }
+        if diags.has_errors() {
+            return Err(diags);
+        }
+        let linked = TreeGraph::build(tree, &graphs);
+        let order = linked.order().map_err(|cycles| {
+            Diagnostics(cycles.iter().map(|c| tree_cycle_diagnostic(c)).collect())
+        })?;
+        Ok((linked, order))
+    }
+
     /// What `node` depends on directly.
     pub fn deps(&self, node: &TreeNode) -> impl Iterator<Item = &TreeNode> {
         self.deps.get(node).into_iter().flatten()
+    }
+
+    pub fn nodes(&self) -> impl Iterator<Item = &TreeNode> {
+        self.deps.keys()
     }
 
     /// Every block of every module after everything it depends on, or the

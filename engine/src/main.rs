@@ -332,7 +332,7 @@ fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let sources = ws.module.sources().clone();
+        let sources = ws.tree.sources();
         let mut lock = None;
         if matches!(mode, Mode::Apply { .. }) && args.lock != "false" {
             match take_lock(&mut ws, args).await {
@@ -364,7 +364,7 @@ async fn take_lock(
         return Ok(None);
     }
     let timeout = parse_duration(&args.lock_timeout)?;
-    engine::planner::configure_providers(&ws.module, ws.vars.clone(), &mut ws.sessions)
+    engine::planner::configure_providers(&ws.tree.module, ws.vars.clone(), &mut ws.sessions)
         .await
         .map_err(|d| anyhow::anyhow!("{d}"))?;
     let aws = engine::config::ProviderRef {
@@ -428,7 +428,7 @@ async fn plan_and_apply(
             }
         }
         let req = engine::planner::Request {
-            module: &ws.module,
+            tree: &ws.tree,
             settings: &ws.settings,
             vars: ws.vars.clone(),
             destroy: args.destroy,
@@ -522,9 +522,13 @@ async fn plan_and_apply(
                         if !args.destroy && !done.outputs.is_empty() {
                             println!("\nOutputs:\n");
                             for (name, value) in &done.outputs {
-                                let sensitive =
-                                    ws.module.outputs.get(name).is_some_and(|o| o.sensitive)
-                                        || value.has_sensitive();
+                                let sensitive = ws
+                                    .tree
+                                    .module
+                                    .outputs
+                                    .get(name)
+                                    .is_some_and(|o| o.sensitive)
+                                    || value.has_sensitive();
                                 if sensitive {
                                     println!("{name} = <sensitive>");
                                 } else {
@@ -573,9 +577,13 @@ fn force_unlock(lock_id: &str, force: bool) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("{}", e.diagnostics))?;
         let result = async {
-            engine::planner::configure_providers(&ws.module, ws.vars.clone(), &mut ws.sessions)
-                .await
-                .map_err(|d| anyhow::anyhow!("{d}"))?;
+            engine::planner::configure_providers(
+                &ws.tree.module,
+                ws.vars.clone(),
+                &mut ws.sessions,
+            )
+            .await
+            .map_err(|d| anyhow::anyhow!("{d}"))?;
             let aws = engine::config::ProviderRef {
                 name: "aws".into(),
                 alias: None,
@@ -625,8 +633,8 @@ fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        if let Err(d) = engine::planner::configure_providers(&ws.module, ws.vars.clone(), &mut ws.sessions).await {
-            eprint!("{}", diag::render_all(&d, ws.module.sources(), style));
+        if let Err(d) = engine::planner::configure_providers(&ws.tree.module, ws.vars.clone(), &mut ws.sessions).await {
+            eprint!("{}", diag::render_all(&d, ws.tree.module.sources(), style));
             ws.sessions.close().await;
             return ExitCode::FAILURE;
         }

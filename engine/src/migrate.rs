@@ -87,7 +87,7 @@ fn read_state(path: &Path) -> Result<Vec<StateInstance>, Diagnostics> {
     }
     let mut out = Vec::new();
     for r in doc["resources"].as_array().into_iter().flatten() {
-        if r["mode"] != "managed" || r.get("module").is_some() {
+        if r["mode"] != "managed" {
             continue;
         }
         let (Some(type_name), Some(name)) = (r["type"].as_str(), r["name"].as_str()) else {
@@ -112,7 +112,14 @@ fn read_state(path: &Path) -> Result<Vec<StateInstance>, Diagnostics> {
                 serde_json::Value::String(s) => Some(crate::addr::InstanceKey::Str(s.clone())),
                 _ => None,
             };
-            let mut addr = ResourceInstanceAddr::managed(type_name, name);
+            // A module instance's objects: `module.app["a"]` in "module".
+            let text = match r["module"].as_str() {
+                Some(m) => format!("{m}.{type_name}.{name}"),
+                None => format!("{type_name}.{name}"),
+            };
+            let mut addr: ResourceInstanceAddr = text
+                .parse()
+                .map_err(|e: crate::addr::AddrError| bad(e.to_string()))?;
             addr.key = key;
             let private = inst["private"]
                 .as_str()
@@ -288,4 +295,41 @@ fn config_from_state(block: &Block, state: &Value) -> Value {
         }
     }
     Value::object(out).with_sensitive(state.sensitive)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_module_instance_gives_its_objects_their_module_address() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("terraform.tfstate");
+        let aws = "provider[\"registry.terraform.io/hashicorp/aws\"]";
+        let state = serde_json::json!({
+            "version": 4,
+            "resources": [
+                {"mode": "managed", "type": "aws_sqs_queue", "name": "q", "provider": aws,
+                 "instances": [{"schema_version": 0, "attributes": {"id": "u0"}}]},
+                {"module": "module.app[\"a\"].module.inner", "mode": "managed", "type": "aws_sqs_queue",
+                 "name": "q", "provider": aws,
+                 "instances": [{"index_key": 1, "schema_version": 0, "attributes": {"id": "u1"}}]},
+                {"module": "module.app[\"a\"]", "mode": "data", "type": "aws_region", "name": "r",
+                 "provider": aws, "instances": [{"schema_version": 0, "attributes": {}}]}
+            ]
+        });
+        std::fs::write(&path, state.to_string()).unwrap();
+        let found: Vec<String> = read_state(&path)
+            .unwrap()
+            .iter()
+            .map(|i| format!("{} {}", i.addr, i.provider))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "aws_sqs_queue.q provider.aws",
+                "module.app[\"a\"].module.inner.aws_sqs_queue.q[1] provider.aws"
+            ]
+        );
+    }
 }

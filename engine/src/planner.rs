@@ -6,22 +6,28 @@
 //! live to what is configured, with the estate's markers merged into the
 //! configuration. The sweep then finds what carries the estate's marker and
 //! no instance bound: those are planned as destroys.
+//!
+//! A root's local child modules are planned with it: the blocks of every
+//! module in the order of the linked graph, each once per module instance
+//! (a call's `count` or `for_each`), so every address carries its module
+//! path (`module.app["a"].aws_sqs_queue.q`).
 
-use crate::addr::{InstanceKey, Mode, ResourceInstanceAddr};
+use crate::addr::{InstanceKey, Mode, ModuleStep, ResourceInstanceAddr};
 use crate::bind::identity::{self, FromArn, Locate, Marks, Row};
 use crate::bind::marker::{self, Owner};
+use crate::config::tree::Tree;
 use crate::config::{IgnoreChanges, Module, ProviderRef, Resource, ResourceKey};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
-use crate::eval::module::{expansion, Expansion, Instance, ModuleValues};
-use crate::graph::{cycle_diagnostic, Graph, Node};
+use crate::eval::module::{expansion, Expansion, Instance, ModuleValues, TreeValues};
+use crate::graph::{cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::live::Settings;
 use crate::plan::{Action, Plan, Reason, ResourceChange};
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::schema::Schema;
 use crate::provider::{PlannedChange, Provider, ProviderError, ResourceState};
-use crate::record::{self, Record, RecordStore};
+use crate::record::{self, Deposed, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Type, Value};
 use futures_util::StreamExt;
@@ -34,7 +40,8 @@ const READS_IN_FLIGHT: usize = 10;
 
 /// What to plan.
 pub struct Request<'a> {
-    pub module: &'a Module,
+    /// The root module and the modules it calls.
+    pub tree: &'a Tree,
     pub settings: &'a Settings,
     pub vars: BTreeMap<String, Value>,
     /// Plan to destroy everything the estate owns (`plan -destroy`).
@@ -60,15 +67,25 @@ pub struct Step {
     /// The ID the object was imported by.
     pub id: Option<String>,
     pub schema: Arc<Schema>,
+    /// Old objects a create_before_destroy replacement left behind, to be
+    /// destroyed after this step's own change.
+    pub deposed: Vec<DeposedObject>,
+}
+
+/// A deposed object as the plan read it: its record entry and the object.
+#[derive(Debug, Clone)]
+pub struct DeposedObject {
+    pub entry: Deposed,
+    pub state: ResourceState,
 }
 
 /// A plan and what applying it needs.
 pub struct Planned {
     pub plan: Plan,
     pub steps: BTreeMap<ResourceInstanceAddr, Step>,
-    pub order: Vec<Node>,
-    /// The module's dependency graph, which apply walks.
-    pub graph: Graph,
+    pub order: Vec<TreeNode>,
+    /// The dependency graph of every module, linked, which apply walks.
+    pub graph: TreeGraph,
     /// Steps of objects no block declares, in the order to destroy them.
     pub orphans: Vec<ResourceInstanceAddr>,
     /// Warnings met on the way.
@@ -83,29 +100,17 @@ pub async fn plan(
     sessions: &mut Sessions,
     store: &RecordStore,
 ) -> Result<Planned, Diagnostics> {
-    let module = req.module;
-    let (graph, diags) = Graph::build(module);
-    if diags.has_errors() {
-        return Err(diags);
-    }
-    let order = graph
-        .order()
-        .map_err(|cycles| Diagnostics(cycles.iter().map(|c| cycle_diagnostic(c)).collect()))?;
-    if let Some(call) = module.module_calls.values().next() {
-        return Err(Diagnostic::error(
-            "Module calls are not supported",
-            format!(
-                "This engine does not plan child modules yet (module \"{}\").",
-                call.name
-            ),
-        )
-        .at(call.range.clone())
-        .into());
-    }
+    let module = &req.tree.module;
+    let (graph, order) = TreeGraph::of_tree(req.tree)?;
     let mut p = Planner {
         req,
         store,
-        values: ModuleValues::new(req.vars.clone(), &module.dir, &module.dir),
+        values: TreeValues::new(ModuleValues::new(
+            req.vars.clone(),
+            &module.dir,
+            &module.dir,
+        )),
+        here: Vec::new(),
         owned: BTreeSet::new(),
         bound: BTreeSet::new(),
         steps: BTreeMap::new(),
@@ -113,10 +118,16 @@ pub async fn plan(
         diags: Diagnostics::default(),
         stale_records: Vec::new(),
         needed: needed_by_targets(&graph, &req.targets),
+        tagged: None,
     };
-    for node in &order {
-        p.node(node, sessions).await?;
+    for tn in &order {
+        // Each instance of the block's module (known once its call is).
+        for instance in p.values.instances_of(&tn.module) {
+            p.here = instance;
+            p.node(&tn.node, sessions).await?;
+        }
     }
+    p.here = Vec::new();
     if p.diags.has_errors() {
         return Err(p.diags);
     }
@@ -151,7 +162,10 @@ pub async fn plan(
 struct Planner<'a, 'r> {
     req: &'a Request<'r>,
     store: &'a RecordStore,
-    values: ModuleValues,
+    /// Every module instance's values.
+    values: TreeValues,
+    /// The module instance whose block is being planned.
+    here: Vec<ModuleStep>,
     /// Identifying values (IDs, ARNs, URLs, names) of objects this estate
     /// owns, for the types owned through a parent.
     owned: BTreeSet<String>,
@@ -163,25 +177,68 @@ struct Planner<'a, 'r> {
     /// Records left at an old address by a rename.
     stale_records: Vec<String>,
     /// With `-target`: the blocks the targets need, themselves included.
-    needed: Option<BTreeSet<ResourceKey>>,
+    needed: Option<BTreeSet<TreeNode>>,
+    /// The tagging API's listing of the estate's objects (ARN and address
+    /// marker), read once when first needed.
+    tagged: Option<Vec<(String, Option<String>)>>,
 }
 
-impl Planner<'_, '_> {
+impl<'a, 'r> Planner<'a, 'r> {
+    /// The module of the instance being planned.
+    fn tree(&self) -> &'r Tree {
+        tree_of(self.req.tree, &self.here)
+    }
+
+    fn module(&self) -> &'r Module {
+        &self.tree().module
+    }
+
+    /// The values of the module instance being planned.
+    fn values(&self) -> &ModuleValues {
+        &self.values.instances[&self.here]
+    }
+
+    fn values_mut(&mut self) -> &mut ModuleValues {
+        self.values.at_mut(&self.here)
+    }
+
+    /// The provider configuration a block of this module uses.
+    fn provider_of(&self, res: &Resource) -> ProviderRef {
+        self.req
+            .tree
+            .provider_for(&call_names(&self.here), res.provider_ref())
+    }
+
     async fn node(&mut self, node: &Node, sessions: &mut Sessions) -> Result<(), Diagnostics> {
-        let module = self.req.module;
+        let tree = self.tree();
+        let module = &tree.module;
         match node {
-            Node::Variable(_) | Node::ModuleCall(_) => {}
+            Node::Variable(_) => {}
+            Node::ModuleCall(name) => {
+                let root = &self.req.tree.module.dir;
+                self.values.expand_call(&self.here, tree, name, root)?;
+            }
             Node::Local(name) => {
                 let v = self
-                    .values
+                    .values()
                     .eval(&module.locals[name].expr, &Instance::default())?;
-                self.values.locals.insert(name.clone(), v);
+                self.values_mut().locals.insert(name.clone(), v);
             }
             Node::Output(name) => {
-                let v = self
-                    .values
-                    .eval(&module.outputs[name].value, &Instance::default())?;
-                self.values.outputs.insert(name.clone(), v);
+                let out = &module.outputs[name];
+                let v = self.values().eval(&out.value, &Instance::default())?;
+                self.values.set_output(&self.here, name, v, out.sensitive);
+            }
+            Node::Provider(p) if !self.here.is_empty() => {
+                return Err(Diagnostic::error(
+                    "Provider configuration in a child module",
+                    format!(
+                        "The module {} configures provider {p} itself. This engine plans child modules that use their caller's provider configurations (inherited, or passed with the call's providers argument): move the provider block to the root module.",
+                        crate::addr::module_text(&self.here)
+                    ),
+                )
+                .at(module.providers[p].range.clone())
+                .into());
             }
             Node::Provider(p) => {
                 let config = &module.providers[p];
@@ -195,14 +252,14 @@ impl Planner<'_, '_> {
                     )
                 })?;
                 let scope = self
-                    .values
+                    .values()
                     .scope_for(&config.config.references(), &Instance::default());
                 let value = decode(&config.config, &schema.provider.block, &scope)?;
                 sessions.configure(p, value).await?;
             }
             Node::Resource(key) if !self.targeted(key) => {
                 let unknown = Value::unknown(Type::Dynamic);
-                self.values.resources.insert(key.clone(), unknown);
+                self.values_mut().resources.insert(key.clone(), unknown);
             }
             Node::Resource(key) => {
                 let res = &module.resources[key];
@@ -216,33 +273,35 @@ impl Planner<'_, '_> {
     }
 
     async fn data(&mut self, res: &Resource, sessions: &mut Sessions) -> Result<(), Diagnostics> {
-        let pref = res.provider_ref();
+        let pref = self.provider_of(res);
         let schema = sessions
             .schema(&pref.name)
             .and_then(|s| s.data_sources.get(&res.key.type_name).cloned())
             .ok_or_else(|| unsupported_type(res, "data source"))?;
         let exp = expansion(
-            &self.values,
+            self.values(),
             res.count.as_ref(),
             res.for_each.as_ref(),
             false,
         )?;
         let mut values = Vec::new();
         for (key, instance) in exp.instances() {
-            let scope = self.values.scope_for(&res.config.references(), &instance);
+            let scope = self.values().scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
             let v = if config.is_wholly_known() {
                 let provider = sessions.get(&pref).await?;
                 provider
                     .read_data_source(&res.key.type_name, &config)
                     .await
-                    .map_err(|e| provider_failed(res, key.as_ref(), e))?
+                    .map_err(|e| {
+                        provider_failed(res, &instance_addr(&self.here, &res.key, key), e)
+                    })?
             } else {
                 Value::unknown(schema.block.implied_type().without_optional())
             };
             values.push(v);
         }
-        self.values
+        self.values_mut()
             .resources
             .insert(res.key.clone(), exp.assemble(values));
         Ok(())
@@ -255,13 +314,13 @@ impl Planner<'_, '_> {
     ) -> Result<(), Diagnostics> {
         let key = &res.key;
         let row = identity::row(&key.type_name).ok_or_else(|| no_identity_row(res))?;
-        let pref = res.provider_ref();
+        let pref = self.provider_of(res);
         let schema = sessions
             .resource_schema(&pref.name, &key.type_name)
             .ok_or_else(|| unsupported_type(res, "resource type"))?;
         let source = sessions.source(&pref.name);
         let exp = expansion(
-            &self.values,
+            self.values(),
             res.count.as_ref(),
             res.for_each.as_ref(),
             false,
@@ -270,11 +329,11 @@ impl Planner<'_, '_> {
         // once (as terraform refreshes), then the plans in address order.
         let mut inputs = Vec::new();
         for (inst_key, instance) in exp.instances() {
-            let addr = instance_addr(key, inst_key.clone());
+            let addr = instance_addr(&self.here, key, inst_key.clone());
             if !self.targets_instance(&addr) {
                 continue;
             }
-            let scope = self.values.scope_for(&res.config.references(), &instance);
+            let scope = self.values().scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &schema.block, &scope)?;
             let record = if self.req.use_records {
                 self.store.get(&addr).map_err(|e| {
@@ -285,12 +344,12 @@ impl Planner<'_, '_> {
             } else {
                 None
             };
-            inputs.push((inst_key, addr, config, record));
+            inputs.push((addr, config, record));
         }
         let shared = sessions.get(&pref).await?.clone();
         let founds: Vec<_> =
             futures_util::stream::iter(
-                inputs.iter().map(|(_, _, config, record)| {
+                inputs.iter().map(|(_, config, record)| {
                     let mut provider = shared.clone();
                     async move {
                         bind(&mut provider, row, &key.type_name, config, record.as_ref()).await
@@ -302,8 +361,24 @@ impl Planner<'_, '_> {
             .await;
         let provider = sessions.get(&pref).await?;
         let mut afters = Vec::new();
-        for ((inst_key, addr, config, record), found) in inputs.into_iter().zip(founds) {
-            let found = found.map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+        for ((addr, config, record), found) in inputs.into_iter().zip(founds) {
+            let found = match found.map_err(|e| provider_failed(res, &addr, e))? {
+                (Some(id), Some(state)) => Some((id, state)),
+                (tried, _) => self
+                    .rebind(
+                        &mut shared.clone(),
+                        row,
+                        &addr,
+                        record.as_ref(),
+                        tried.as_deref(),
+                    )
+                    .await
+                    .map_err(|e| provider_failed(res, &addr, e))?,
+            };
+            let deposed = self
+                .deposed(&mut shared.clone(), row, record.as_ref())
+                .await
+                .map_err(|e| provider_failed(res, &addr, e))?;
             let prior = match found {
                 Some((id, mut state)) => {
                     self.check_owner(res, &addr, row, &id, &state.value, &config)?;
@@ -324,7 +399,7 @@ impl Planner<'_, '_> {
                     } => a.parse::<ResourceInstanceAddr>().ok(),
                     _ => None,
                 })
-                .filter(|old| *old != addr && moved_from(self.req.module, old, &addr));
+                .filter(|old| *old != addr && self.moved(old, &addr));
             if let Some(old) = &previous_addr {
                 self.stale_records.push(old.to_string());
             }
@@ -357,7 +432,7 @@ impl Planner<'_, '_> {
                     self.check_strict_create(res, &addr, row)?;
                     let planned = plan_create(provider, &key.type_name, &schema, &marked)
                         .await
-                        .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                        .map_err(|e| provider_failed(res, &addr, e))?;
                     (
                         Action::Create,
                         None,
@@ -374,7 +449,7 @@ impl Planner<'_, '_> {
                     let mut planned = provider
                         .plan_resource_change(&key.type_name, state, &proposed, &marked)
                         .await
-                        .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                        .map_err(|e| provider_failed(res, &addr, e))?;
                     // As terraform does, ignore_changes applies to the
                     // provider's plan as well as to the configuration.
                     planned.planned_state =
@@ -396,7 +471,7 @@ impl Planner<'_, '_> {
                         self.check_prevent_destroy(res, &addr)?;
                         let create = plan_create(provider, &key.type_name, &schema, &marked)
                             .await
-                            .map_err(|e| provider_failed(res, inst_key.as_ref(), e))?;
+                            .map_err(|e| provider_failed(res, &addr, e))?;
                         (
                             Action::Replace {
                                 create_before_destroy: res.lifecycle.create_before_destroy,
@@ -440,11 +515,12 @@ impl Planner<'_, '_> {
                 after,
                 schema: schema.clone(),
                 replace_paths,
+                deposed: None,
             });
             self.steps.insert(
                 addr.clone(),
                 Step {
-                    addr,
+                    addr: addr.clone(),
                     key: Some(key.clone()),
                     provider: pref.clone(),
                     type_name: key.type_name.clone(),
@@ -452,21 +528,48 @@ impl Planner<'_, '_> {
                     id: prior.as_ref().map(|p| p.0.clone()),
                     prior: prior.map(|p| p.1),
                     schema: schema.clone(),
+                    deposed: deposed.clone(),
                 },
             );
+            for d in deposed {
+                self.changes.push(ResourceChange {
+                    addr: addr.clone(),
+                    previous_addr: None,
+                    provider: source.clone(),
+                    action: Action::Delete,
+                    reason: None,
+                    before: Some(d.state.value),
+                    after: None,
+                    schema: schema.clone(),
+                    replace_paths: Vec::new(),
+                    deposed: Some(d.entry.key),
+                });
+            }
         }
         let whole = match exp {
             Expansion::Unknown => Value::unknown(Type::Dynamic),
             _ => exp.assemble(afters),
         };
-        self.values.resources.insert(key.clone(), whole);
+        self.values_mut().resources.insert(key.clone(), whole);
         Ok(())
+    }
+
+    /// Whether a `moved` block renames `old` to `new`: one of this module's
+    /// (its addresses within each instance of it), or one of the root's.
+    fn moved(&self, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
+        moved_from(self.module(), &self.here, old, new)
+            || (!self.here.is_empty() && moved_from(&self.req.tree.module, &[], old, new))
     }
 
     /// Whether `-target` reaches a block: no targets, a target in it, or a
     /// target that depends on it.
     fn targeted(&self, key: &ResourceKey) -> bool {
-        self.needed.as_ref().is_none_or(|n| n.contains(key))
+        self.needed.as_ref().is_none_or(|n| {
+            n.contains(&TreeNode {
+                module: call_names(&self.here),
+                node: Node::Resource(key.clone()),
+            })
+        })
     }
 
     /// Whether `-target` reaches one instance: its block is a dependency of
@@ -476,11 +579,26 @@ impl Planner<'_, '_> {
         if t.is_empty() {
             return true;
         }
+        // A target's module step with no key names every instance of the
+        // call, as in terraform.
+        let same_module = |x: &ResourceInstanceAddr| {
+            x.module.len() == addr.module.len()
+                && x.module
+                    .iter()
+                    .zip(&addr.module)
+                    .all(|(t, m)| t.name == m.name && (t.key.is_none() || t.key == m.key))
+        };
         let same_block = |x: &ResourceInstanceAddr| {
-            x.mode == addr.mode && x.type_name == addr.type_name && x.name == addr.name
+            call_names(&x.module) == call_names(&addr.module)
+                && x.mode == addr.mode
+                && x.type_name == addr.type_name
+                && x.name == addr.name
         };
         let named = t.iter().filter(|x| same_block(x)).collect::<Vec<_>>();
-        named.is_empty() || named.iter().any(|x| x.key.is_none() || x.key == addr.key)
+        named.is_empty()
+            || named
+                .iter()
+                .any(|x| same_module(x) && (x.key.is_none() || x.key == addr.key))
     }
 
     /// Remembers the identifying values of an object this estate owns.
@@ -672,9 +790,9 @@ impl Planner<'_, '_> {
         let uses_aws = sessions.schema("aws").is_some();
         if uses_aws {
             let provider = sessions.get(&aws).await?;
-            for arn in tagged(provider, &estate).await.map_err(sweep_failed)? {
-                if let Some(row) = identity::row_for_arn(&arn) {
-                    candidates.push((arn, row));
+            for (arn, _) in self.tagged(provider).await.map_err(sweep_failed)? {
+                if let Some(row) = identity::row_for_arn(arn) {
+                    candidates.push((arn.clone(), row));
                 }
             }
             for name in iam_roles(provider).await.map_err(sweep_failed)? {
@@ -689,23 +807,12 @@ impl Planner<'_, '_> {
                 continue;
             }
             let provider = sessions.get(&aws).await?;
-            let id = match row.from_arn {
-                _ if row.type_name == "aws_iam_role" && !handle.starts_with("arn:") => {
-                    Some(handle.clone())
-                }
-                Some(FromArn::Arn) => Some(handle.clone()),
-                Some(FromArn::Name(_)) => Some(identity::name_in_arn(row, &handle)),
-                Some(FromArn::Lookup {
-                    data_source,
-                    arg,
-                    id,
-                }) => {
-                    let name = identity::name_in_arn(row, &handle);
-                    lookup(provider, data_source, &[(arg, Value::string(name))], id)
-                        .await
-                        .map_err(sweep_failed)?
-                }
-                None => None,
+            let id = if row.type_name == "aws_iam_role" && !handle.starts_with("arn:") {
+                Some(handle.clone())
+            } else {
+                id_from_arn(provider, row, &handle)
+                    .await
+                    .map_err(sweep_failed)?
             };
             let Some(id) = id else { continue };
             if self.bound.contains(&id) {
@@ -790,6 +897,7 @@ impl Planner<'_, '_> {
                 ))
             })?;
         let reason = match &addr.key {
+            _ if !self.module_instance_declared(&addr.module) => Reason::DeleteBecauseNoModule,
             Some(InstanceKey::Int(_)) if self.declares(&addr) => Reason::DeleteBecauseCountIndex,
             Some(InstanceKey::Str(_)) if self.declares(&addr) => Reason::DeleteBecauseEachKey,
             _ => Reason::DeleteBecauseNoResourceConfig,
@@ -804,6 +912,7 @@ impl Planner<'_, '_> {
             after: None,
             schema: schema.clone(),
             replace_paths: Vec::new(),
+            deposed: None,
         });
         self.steps.insert(
             addr.clone(),
@@ -816,18 +925,138 @@ impl Planner<'_, '_> {
                 prior: Some(state),
                 id: Some(id),
                 schema,
+                deposed: Vec::new(),
             },
         );
         Ok(())
     }
 
+    /// The estate's objects as the tagging API lists them, read once.
+    async fn tagged(
+        &mut self,
+        provider: &mut GrpcProvider,
+    ) -> Result<&[(String, Option<String>)], ProviderError> {
+        if self.tagged.is_none() {
+            self.tagged = Some(tagged(provider, &self.req.settings.estate).await?);
+        }
+        Ok(self.tagged.as_deref().unwrap_or_default())
+    }
+
+    /// Whether an object's markers make it this estate's, at `address`
+    /// when one is given; an object of a type owned through its parent
+    /// carries no marker of its own.
+    fn is_ours(&self, row: &Row, object: &Value, address: Option<&str>) -> bool {
+        match marker::owner(object) {
+            Owner::Estate {
+                estate,
+                address: marked,
+            } => {
+                estate == self.req.settings.estate
+                    && address.is_none_or(|want| marked.as_deref() == Some(want))
+            }
+            Owner::Nobody => row.marks != Marks::Tags,
+        }
+    }
+
+    /// A declared instance whose identity finds no object, though it had
+    /// one: its configuration changed what names it (a rename under
+    /// create_before_destroy, say). Terraform would hold the old object in
+    /// state at this address; here the record names it, or the address
+    /// marker does, and it binds only if it carries this estate's marker
+    /// for this very address (or, for a type owned through its parent, if
+    /// its record says so). The provider's plan then says whether it must
+    /// be replaced. `tried` is the ID the identity already looked for.
+    async fn rebind(
+        &mut self,
+        provider: &mut GrpcProvider,
+        row: &'static Row,
+        addr: &ResourceInstanceAddr,
+        record: Option<&Record>,
+        tried: Option<&str>,
+    ) -> Result<Option<(String, ResourceState)>, ProviderError> {
+        let want = addr.to_string();
+        let mut ids: Vec<String> = record.and_then(|r| r.id.clone()).into_iter().collect();
+        if row.marks == Marks::Tags && !self.req.settings.estate.is_empty() {
+            let marked: Vec<String> = self
+                .tagged(provider)
+                .await?
+                .iter()
+                .filter(|(arn, address)| {
+                    address.as_deref() == Some(want.as_str())
+                        && identity::row_for_arn(arn).is_some_and(|r| r.type_name == row.type_name)
+                })
+                .map(|(arn, _)| arn.clone())
+                .collect();
+            for arn in marked {
+                if let Some(id) = id_from_arn(provider, row, &arn).await? {
+                    ids.push(id);
+                }
+            }
+        }
+        for id in ids {
+            if Some(id.as_str()) == tried || self.bound.contains(&id) {
+                continue;
+            }
+            let Some(state) = import_read(provider, row.type_name, &id).await? else {
+                continue;
+            };
+            if row.absent_if.is_some_and(|absent| absent(&state.value))
+                || !self.is_ours(row, &state.value, Some(&want))
+            {
+                continue;
+            }
+            return Ok(Some((id, state)));
+        }
+        Ok(None)
+    }
+
+    /// The deposed objects an instance's record names that still exist:
+    /// an apply stopped between a create_before_destroy replacement's
+    /// create and its destroy.
+    async fn deposed(
+        &mut self,
+        provider: &mut GrpcProvider,
+        row: &'static Row,
+        record: Option<&Record>,
+    ) -> Result<Vec<DeposedObject>, ProviderError> {
+        let mut out = Vec::new();
+        for d in record.map(|r| r.deposed.as_slice()).unwrap_or_default() {
+            let Some(state) = import_read(provider, row.type_name, &d.id).await? else {
+                continue;
+            };
+            if !self.is_ours(row, &state.value, None) {
+                continue;
+            }
+            self.bound.insert(d.id.clone());
+            if let Some(arn) = state.value.get("arn").and_then(Value::as_str) {
+                self.bound.insert(arn.to_string());
+            }
+            out.push(DeposedObject {
+                entry: d.clone(),
+                state,
+            });
+        }
+        Ok(out)
+    }
+
     /// Whether the block of `addr` (ignoring its key) is declared.
     fn declares(&self, addr: &ResourceInstanceAddr) -> bool {
-        self.req.module.resources.contains_key(&ResourceKey {
-            mode: addr.mode,
-            type_name: addr.type_name.clone(),
-            name: addr.name.clone(),
-        })
+        self.req
+            .tree
+            .at(&call_names(&addr.module))
+            .is_some_and(|t| {
+                t.module.resources.contains_key(&ResourceKey {
+                    mode: addr.mode,
+                    type_name: addr.type_name.clone(),
+                    name: addr.name.clone(),
+                })
+            })
+    }
+
+    /// Whether the module instance `path` exists in this plan (the root
+    /// always does).
+    fn module_instance_declared(&self, path: &[ModuleStep]) -> bool {
+        self.values.instances.contains_key(path)
     }
 }
 
@@ -871,20 +1100,21 @@ pub async fn configure_providers(
 /// The blocks `-target` addresses need: the targets' blocks and everything
 /// they depend on; `None` without targets.
 fn needed_by_targets(
-    graph: &Graph,
+    graph: &TreeGraph,
     targets: &[ResourceInstanceAddr],
-) -> Option<BTreeSet<ResourceKey>> {
+) -> Option<BTreeSet<TreeNode>> {
     if targets.is_empty() {
         return None;
     }
-    let mut todo: Vec<Node> = targets
+    let mut todo: Vec<TreeNode> = targets
         .iter()
-        .map(|t| {
-            Node::Resource(ResourceKey {
+        .map(|t| TreeNode {
+            module: call_names(&t.module),
+            node: Node::Resource(ResourceKey {
                 mode: t.mode,
                 type_name: t.type_name.clone(),
                 name: t.name.clone(),
-            })
+            }),
         })
         .collect();
     let mut seen = BTreeSet::new();
@@ -893,17 +1123,23 @@ fn needed_by_targets(
         if !seen.insert(n.clone()) {
             continue;
         }
-        if let Node::Resource(k) = &n {
-            out.insert(k.clone());
+        if let Node::Resource(_) = &n.node {
+            out.insert(n.clone());
         }
         todo.extend(graph.deps(&n).cloned());
     }
     Some(out)
 }
 
-/// Whether a `moved` block renames `old` to `new` (whole resources or
-/// single instances).
-fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
+/// Whether a `moved` block of `module` renames `old` to `new` (whole
+/// resources or single instances), its addresses taken within the module
+/// instance `within`.
+fn moved_from(
+    module: &Module,
+    within: &[ModuleStep],
+    old: &ResourceInstanceAddr,
+    new: &ResourceInstanceAddr,
+) -> bool {
     let text = |e: &crate::config::Expr| {
         let span = crate::config::span_of(&e.expr);
         e.file
@@ -924,6 +1160,11 @@ fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanc
         ) else {
             return false;
         };
+        let inside = |a: ResourceInstanceAddr| ResourceInstanceAddr {
+            module: within.iter().cloned().chain(a.module).collect(),
+            ..a
+        };
+        let (from, to) = (inside(from), inside(to));
         (from == *old && to == *new)
             || (from.key.is_none()
                 && to.key.is_none()
@@ -933,15 +1174,30 @@ fn moved_from(module: &Module, old: &ResourceInstanceAddr, new: &ResourceInstanc
     })
 }
 
-/// The address of an instance of a root-module block.
-pub fn instance_addr(key: &ResourceKey, inst: Option<InstanceKey>) -> ResourceInstanceAddr {
+/// The address of an instance of a block of the module instance `module`.
+pub fn instance_addr(
+    module: &[ModuleStep],
+    key: &ResourceKey,
+    inst: Option<InstanceKey>,
+) -> ResourceInstanceAddr {
     ResourceInstanceAddr {
-        module: Vec::new(),
+        module: module.to_vec(),
         mode: key.mode,
         type_name: key.type_name.clone(),
         name: key.name.clone(),
         key: inst,
     }
+}
+
+/// The call names of a module instance path (`module.app["a"]` is `app`).
+pub fn call_names(path: &[ModuleStep]) -> Vec<String> {
+    path.iter().map(|s| s.name.clone()).collect()
+}
+
+/// The module of a module instance of `tree`.
+pub fn tree_of<'t>(tree: &'t Tree, instance: &[ModuleStep]) -> &'t Tree {
+    tree.at(&call_names(instance))
+        .expect("module instances are of modules of the tree")
 }
 
 /// A swept object's address: its address marker when that names an
@@ -993,14 +1249,15 @@ async fn plan_create(
 
 /// Finds a declared instance's live object: its import ID from the
 /// configuration (or a lookup, or the record), then import and read.
-/// `None` when there is no such object, or when the ID is not yet known.
+/// Returns the ID looked for (`None` while it is not yet known) and the
+/// object (`None` when there is no such object).
 pub async fn bind(
     provider: &mut GrpcProvider,
     row: &Row,
     type_name: &str,
     config: &Value,
     record: Option<&Record>,
-) -> Result<Option<(String, ResourceState)>, ProviderError> {
+) -> Result<(Option<String>, Option<ResourceState>), ProviderError> {
     let text = |attr: &str| {
         config
             .get(attr)
@@ -1024,7 +1281,7 @@ pub async fn bind(
             for (arg, attr) in args {
                 match config.get(attr) {
                     Some(v) if v.is_known() && !v.is_null() => given.push((*arg, v.clone())),
-                    _ => return Ok(None),
+                    _ => return Ok((None, None)),
                 }
             }
             lookup(provider, data_source, &given, id).await?
@@ -1032,11 +1289,13 @@ pub async fn bind(
         Locate::Record => record.and_then(|r| r.id.clone()),
         Locate::Template(t) => expand_template(provider, t, config).await?,
     };
-    let Some(id) = id else { return Ok(None) };
-    let found = import_read(provider, type_name, &id).await?;
-    Ok(found
-        .filter(|s| !row.absent_if.is_some_and(|absent| absent(&s.value)))
-        .map(|s| (id, s)))
+    let Some(id) = id else {
+        return Ok((None, None));
+    };
+    let found = import_read(provider, type_name, &id)
+        .await?
+        .filter(|s| !row.absent_if.is_some_and(|absent| absent(&s.value)));
+    Ok((Some(id), found))
 }
 
 /// Fills an ID template from configuration and the provider's account
@@ -1139,7 +1398,10 @@ async fn lookup(
 }
 
 /// The ARN of every object the tagging API lists with the estate's marker.
-async fn tagged(provider: &mut GrpcProvider, estate: &str) -> Result<Vec<String>, ProviderError> {
+async fn tagged(
+    provider: &mut GrpcProvider,
+    estate: &str,
+) -> Result<Vec<(String, Option<String>)>, ProviderError> {
     const DS: &str = "aws_resourcegroupstaggingapi_resources";
     let Some(schema) = provider
         .cached_schema()
@@ -1175,10 +1437,36 @@ async fn tagged(provider: &mut GrpcProvider, estate: &str) -> Result<Vec<String>
         .unwrap_or_default()
     {
         if let Some(arn) = m.get("resource_arn").and_then(Value::as_str) {
-            out.push(arn.to_string());
+            let address = m
+                .get("tags")
+                .and_then(|t| t.get(marker::ADDRESS_TAG))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            out.push((arn.to_string(), address));
         }
     }
     Ok(out)
+}
+
+/// The import ID of the object an ARN names.
+async fn id_from_arn(
+    provider: &mut GrpcProvider,
+    row: &Row,
+    arn: &str,
+) -> Result<Option<String>, ProviderError> {
+    Ok(match row.from_arn {
+        Some(FromArn::Arn) => Some(arn.to_string()),
+        Some(FromArn::Name(_)) => Some(identity::name_in_arn(row, arn)),
+        Some(FromArn::Lookup {
+            data_source,
+            arg,
+            id,
+        }) => {
+            let name = identity::name_in_arn(row, arn);
+            lookup(provider, data_source, &[(arg, Value::string(name))], id).await?
+        }
+        None => None,
+    })
 }
 
 /// Every IAM role's name (the tagging API does not list IAM roles).
@@ -1413,8 +1701,7 @@ fn unsupported_type(res: &Resource, what: &str) -> Diagnostics {
     .into()
 }
 
-fn provider_failed(res: &Resource, key: Option<&InstanceKey>, e: ProviderError) -> Diagnostics {
-    let addr = instance_addr(&res.key, key.cloned());
+fn provider_failed(res: &Resource, addr: &ResourceInstanceAddr, e: ProviderError) -> Diagnostics {
     let mut out = Diagnostics::default();
     match e {
         ProviderError::Diagnostics { diagnostics, .. } => {
@@ -1441,4 +1728,60 @@ fn sweep_failed(e: ProviderError) -> Diagnostics {
         format!("Listing what carries the estate's marker failed, so no plan is made (a plan without the sweep could miss objects to destroy): {e}"),
     )
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moved_block_in_a_module_renames_within_each_instance_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "moved {\n  from = aws_sqs_queue.old\n  to   = aws_sqs_queue.new\n}\n",
+        )
+        .unwrap();
+        let (module, d) = crate::config::load(dir.path());
+        assert!(!d.has_errors(), "{d}");
+        let addr = |s: &str| s.parse::<ResourceInstanceAddr>().unwrap();
+        let within = addr("module.app[\"a\"].aws_sqs_queue.x").module;
+        assert!(moved_from(
+            &module,
+            &within,
+            &addr("module.app[\"a\"].aws_sqs_queue.old"),
+            &addr("module.app[\"a\"].aws_sqs_queue.new"),
+        ));
+        assert!(!moved_from(
+            &module,
+            &within,
+            &addr("module.app[\"b\"].aws_sqs_queue.old"),
+            &addr("module.app[\"a\"].aws_sqs_queue.new"),
+        ));
+        assert!(!moved_from(
+            &module,
+            &within,
+            &addr("aws_sqs_queue.old"),
+            &addr("aws_sqs_queue.new"),
+        ));
+        assert!(moved_from(
+            &module,
+            &[],
+            &addr("aws_sqs_queue.old[1]"),
+            &addr("aws_sqs_queue.new[1]"),
+        ));
+    }
+
+    #[test]
+    fn a_swept_object_keeps_its_module_address() {
+        let declared = BTreeSet::from(["module.app[\"a\"].aws_sqs_queue.q".to_string()]);
+        let swept = orphan_addr(
+            "aws_sqs_queue",
+            Some("module.app[\"b\"].aws_sqs_queue.q"),
+            "https://sqs/123/q-b",
+            &declared,
+        );
+        assert_eq!(swept.to_string(), "module.app[\"b\"].aws_sqs_queue.q");
+        assert_eq!(crate::addr::module_text(&swept.module), "module.app[\"b\"]");
+    }
 }

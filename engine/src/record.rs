@@ -28,6 +28,32 @@ pub struct Record {
     /// The provider's private bytes, base64.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub private: String,
+    /// Objects a create_before_destroy replacement of this instance left
+    /// behind: the new object committed, the old one not yet destroyed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deposed: Vec<Deposed>,
+}
+
+/// An old object of an instance awaiting its destroy, as terraform keeps a
+/// deposed object in its state: by a key unique within the instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deposed {
+    /// Eight hex digits, as terraform writes a deposed key.
+    pub key: String,
+    /// The ID the old object is imported by.
+    pub id: String,
+}
+
+impl Deposed {
+    /// A new deposed object with a fresh random key.
+    pub fn new(id: String) -> Deposed {
+        let mut bytes = [0u8; 4];
+        // The key only tells deposed objects of one instance apart; a
+        // failed draw leaves zeros, still a valid key.
+        let _ = aws_lc_rs::rand::fill(&mut bytes);
+        let key = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Deposed { key, id }
+    }
 }
 
 impl Record {
@@ -234,6 +260,8 @@ mod tests {
         r.config_only
             .insert("overwrite".into(), serde_json::Value::Bool(true));
         r.set_private(b"\x00\x01");
+        r.deposed.push(Deposed::new("/old/name".into()));
+        assert_eq!(r.deposed[0].key.len(), 8);
         store.put(&r).unwrap();
         assert_eq!(store.get(&addr).unwrap().unwrap(), r);
         assert_eq!(store.all().unwrap().len(), 1);

@@ -1,11 +1,12 @@
-//! A root ready to plan: its configuration loaded and checked, its estate
-//! settings, its input variables, its providers found and its record store
-//! opened. `plan`, `apply` and `destroy` start here.
+//! A root ready to plan: its configuration and the local modules it calls
+//! loaded and checked, its estate settings, its input variables, its
+//! providers found and its record store opened. `plan`, `apply` and
+//! `destroy` start here.
 
-use crate::config::{self, Module};
+use crate::config::tree::{load_tree, Tree};
 use crate::diag::{Diagnostic, Diagnostics, Sources};
 use crate::eval::inputs::{self, CliInput};
-use crate::graph::Graph;
+use crate::graph::TreeGraph;
 use crate::live::{self, Settings};
 use crate::provider::cache::SchemaCache;
 use crate::provider::plugin::LaunchOptions;
@@ -18,7 +19,8 @@ use std::path::Path;
 
 /// Everything a plan needs from the working directory.
 pub struct Workspace {
-    pub module: Module,
+    /// The root module and the modules it calls.
+    pub tree: Tree,
     pub settings: Settings,
     pub vars: BTreeMap<String, Value>,
     pub sessions: Sessions,
@@ -40,39 +42,49 @@ impl Workspace {
         env: &BTreeMap<String, String>,
         options: LaunchOptions,
     ) -> Result<Workspace, OpenError> {
-        let (module, diags) = config::load(dir);
-        let fail = |diagnostics: Diagnostics, module: &Module| OpenError {
+        let (tree, diags) = load_tree(dir);
+        let fail = |diagnostics: Diagnostics, tree: &Tree| OpenError {
             diagnostics,
-            sources: module.sources().clone(),
+            sources: tree.sources(),
         };
         if diags.has_errors() {
-            return Err(fail(diags, &module));
+            return Err(fail(diags, &tree));
         }
-        let (_, refs) = Graph::build(&module);
-        if refs.has_errors() {
-            return Err(fail(refs, &module));
+        if let Err(d) = TreeGraph::of_tree(&tree) {
+            return Err(fail(d, &tree));
         }
         let settings = match live::load(dir) {
             Ok(s) => s,
-            Err(d) => return Err(fail(d, &module)),
+            Err(d) => return Err(fail(d, &tree)),
         };
-        let vars = match inputs::collect(&module, cli, env) {
+        let vars = match inputs::collect(&tree.module, cli, env) {
             Ok(v) => v,
-            Err(d) => return Err(fail(d, &module)),
+            Err(d) => return Err(fail(d, &tree)),
         };
         let cache = SchemaCache::from_env();
-        let resolved = match resolve::for_module(&module, cache.as_ref(), &options).await {
-            Ok(r) => r,
+        let modules: Vec<_> = tree.modules().into_iter().map(|t| &t.module).collect();
+        let resolved = match resolve::for_modules(&modules, dir, cache.as_ref(), &options).await {
+            // A provider every module names alike is one plugin: a child
+            // uses the configuration its caller passes or it inherits.
+            Ok(per_module) => {
+                let mut all = BTreeMap::new();
+                for found in per_module {
+                    for (name, r) in found {
+                        all.entry(name).or_insert(r);
+                    }
+                }
+                all
+            }
             Err(e) => {
                 return Err(fail(
                     Diagnostic::error("Failed to load plugin schemas", format!("{e}.")).into(),
-                    &module,
+                    &tree,
                 ))
             }
         };
         let store = RecordStore::open(&settings.record_store, &settings.estate);
         Ok(Workspace {
-            module,
+            tree,
             settings,
             vars,
             sessions: Sessions::new(resolved, options),

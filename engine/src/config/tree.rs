@@ -7,7 +7,7 @@
 //! `count`, `for_each` or `depends_on` on a call to a module that configures
 //! its own providers.
 
-use super::{load, Module, ModuleCall};
+use super::{load, Module, ModuleCall, ProviderRef};
 use crate::diag::{Diagnostic, Diagnostics, Sources};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -39,6 +39,34 @@ impl Tree {
             out.extend(child.modules());
         }
         out
+    }
+
+    /// The module at `path` (call names from this module down).
+    pub fn at(&self, path: &[String]) -> Option<&Tree> {
+        match path.split_first() {
+            None => Some(self),
+            Some((call, rest)) => self.children.get(call)?.at(rest),
+        }
+    }
+
+    /// The configuration a block of the module at `path` uses when it names
+    /// provider `local` there: each call on the way up maps it through its
+    /// `providers` argument, and a configuration no call maps is inherited
+    /// from the caller under the same name, as terraform passes default
+    /// configurations down.
+    pub fn provider_for(&self, path: &[String], local: ProviderRef) -> ProviderRef {
+        let mut r = local;
+        for depth in (0..path.len()).rev() {
+            let Some(parent) = self.at(&path[..depth]) else {
+                break;
+            };
+            if let Some(call) = parent.module.module_calls.get(&path[depth]) {
+                if let Some((_, given)) = call.providers.iter().find(|(inner, _)| *inner == r) {
+                    r = given.clone();
+                }
+            }
+        }
+        r
     }
 
     /// Every source file of every module, for diagnostics' snippets.
@@ -231,6 +259,38 @@ mod tests {
         assert_eq!(queue.module.dir, root.path().join("modules/queue"));
         assert!(queue.module.variables.contains_key("name"));
         assert_eq!(tree.modules().len(), 3);
+    }
+
+    #[test]
+    fn a_child_uses_the_configuration_its_callers_pass_or_inherit() {
+        let root = tempfile::tempdir().unwrap();
+        write(
+            root.path(),
+            "main.tf",
+            "provider \"aws\" {\n  alias = \"east\"\n}\nmodule \"app\" {\n  source = \"./app\"\n  providers = {\n    aws = aws.east\n  }\n}\nmodule \"plain\" {\n  source = \"./queue\"\n}\n",
+        );
+        write(
+            root.path(),
+            "app/main.tf",
+            "module \"queue\" {\n  source = \"../queue\"\n}\n",
+        );
+        write(root.path(), "queue/main.tf", "variable \"name\" {}\n");
+        let (tree, d) = load_tree(root.path());
+        assert!(!d.has_errors(), "{d}");
+        let aws = ProviderRef {
+            name: "aws".into(),
+            alias: None,
+        };
+        let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let east = tree.provider_for(&path(&["app", "queue"]), aws.clone());
+        assert_eq!(east.to_string(), "provider.aws.east");
+        assert_eq!(tree.provider_for(&path(&["plain"]), aws.clone()), aws);
+        assert_eq!(tree.provider_for(&[], aws.clone()), aws);
+        assert_eq!(
+            tree.at(&path(&["app", "queue"])).unwrap().address(),
+            "module.app.module.queue"
+        );
+        assert!(tree.at(&path(&["nope"])).is_none());
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! A module's named values as evaluation proceeds, the scope each block's
 //! expressions see, and `count` / `for_each` expansion.
 
-use super::inputs::at_expr;
+use super::inputs::{at_expr, from_call};
 use super::Scope;
-use crate::addr::InstanceKey;
+use crate::addr::{module_text, InstanceKey, ModuleStep};
 use crate::config::refs::{Reference, Target};
+use crate::config::tree::Tree;
 use crate::config::{Expr, Module, ModuleCall, ResourceKey};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::value::{Kind, Type, Value};
@@ -168,6 +169,128 @@ impl ModuleValues {
         scope
             .eval(&e.expr)
             .map_err(|d| at_expr(d, &e.file, span.start.byte..span.end.byte).into())
+    }
+}
+
+/// The values of every module instance of a tree as evaluation proceeds,
+/// by module instance path (`module.app["a"]` is `[app["a"]]`; the root is
+/// empty). A call's expansion creates its instances, with their input
+/// variables from the call's arguments; each output evaluated in a child
+/// instance becomes part of `module.NAME` in its caller's scope.
+#[derive(Debug, Clone)]
+pub struct TreeValues {
+    pub instances: BTreeMap<Vec<ModuleStep>, ModuleValues>,
+    /// Each call's expansion, by the calling instance and the call's name.
+    calls: BTreeMap<(Vec<ModuleStep>, String), Expansion>,
+}
+
+impl TreeValues {
+    pub fn new(root: ModuleValues) -> TreeValues {
+        TreeValues {
+            instances: BTreeMap::from([(Vec::new(), root)]),
+            calls: BTreeMap::new(),
+        }
+    }
+
+    /// The root module's values.
+    pub fn root(&self) -> &ModuleValues {
+        &self.instances[&Vec::new()]
+    }
+
+    /// The values of the module instance `at`, to fill in as evaluation
+    /// proceeds (its call expanded it before any of its blocks).
+    pub fn at_mut(&mut self, at: &[ModuleStep]) -> &mut ModuleValues {
+        self.instances
+            .get_mut(at)
+            .expect("a module instance is expanded before its blocks")
+    }
+
+    /// The instances of the module at `path` (call names), in order.
+    pub fn instances_of(&self, path: &[String]) -> Vec<Vec<ModuleStep>> {
+        self.instances
+            .keys()
+            .filter(|i| i.len() == path.len() && i.iter().zip(path).all(|(s, n)| &s.name == n))
+            .cloned()
+            .collect()
+    }
+
+    /// Expands call `name` of the instance `at` (of module `tree`): one
+    /// child instance per `count` index or `for_each` key, each with its
+    /// input variables from the call's arguments as that instance sees them.
+    pub fn expand_call(
+        &mut self,
+        at: &[ModuleStep],
+        tree: &Tree,
+        name: &str,
+        root_dir: &Path,
+    ) -> Result<(), Diagnostics> {
+        let call = &tree.module.module_calls[name];
+        let child = &tree.children[name];
+        let parent = &self.instances[at];
+        let exp = expansion(parent, call.count.as_ref(), call.for_each.as_ref(), false)?;
+        let mut made = Vec::new();
+        for (key, instance) in exp.instances() {
+            let mut path = at.to_vec();
+            path.push(ModuleStep {
+                name: name.to_string(),
+                key,
+            });
+            let vars = from_call(call, &child.module, &module_text(&path), |e| {
+                parent.eval(e, &instance)
+            })?;
+            made.push((path, ModuleValues::new(vars, &child.module.dir, root_dir)));
+        }
+        self.instances.extend(made);
+        self.calls.insert((at.to_vec(), name.to_string()), exp);
+        self.publish(at, name);
+        Ok(())
+    }
+
+    /// Sets output `name` of instance `at`; in a child instance it becomes
+    /// visible as `module.CALL.name` to the caller (marked when `sensitive`).
+    pub fn set_output(&mut self, at: &[ModuleStep], name: &str, value: Value, sensitive: bool) {
+        let Some(values) = self.instances.get_mut(at) else {
+            return;
+        };
+        let value = if sensitive && !at.is_empty() {
+            value.with_sensitive(true)
+        } else {
+            value
+        };
+        values.outputs.insert(name.to_string(), value);
+        if let Some((last, parent)) = at.split_last() {
+            self.publish(parent, &last.name);
+        }
+    }
+
+    /// Rebuilds `module.NAME` in the caller `at` from its instances'
+    /// outputs so far: an object, a tuple (`count`) or an object by key
+    /// (`for_each`).
+    fn publish(&mut self, at: &[ModuleStep], name: &str) {
+        let Some(exp) = self.calls.get(&(at.to_vec(), name.to_string())) else {
+            return;
+        };
+        let outputs = exp
+            .instances()
+            .into_iter()
+            .map(|(key, _)| {
+                let mut path = at.to_vec();
+                path.push(ModuleStep {
+                    name: name.to_string(),
+                    key,
+                });
+                Value::object(
+                    self.instances
+                        .get(&path)
+                        .map(|v| v.outputs.clone())
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
+        let whole = exp.assemble(outputs);
+        if let Some(caller) = self.instances.get_mut(at) {
+            caller.modules.insert(name.to_string(), whole);
+        }
     }
 }
 
@@ -411,4 +534,70 @@ pub fn console_scope(
             )])),
         );
     Ok(scope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::tree::load_tree;
+    use crate::eval::format::console;
+
+    fn step(name: &str, key: Option<InstanceKey>) -> ModuleStep {
+        ModuleStep {
+            name: name.into(),
+            key,
+        }
+    }
+
+    #[test]
+    fn each_call_instance_gets_its_inputs_and_its_outputs_reach_the_caller() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("q")).unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "module \"one\" {\n  source = \"./q\"\n  name = \"x\"\n}\nmodule \"counted\" {\n  source = \"./q\"\n  count = 2\n  name = \"c${count.index}\"\n}\nmodule \"each\" {\n  source = \"./q\"\n  for_each = toset([\"a\", \"b\"])\n  name = each.key\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("q/main.tf"),
+            "variable \"name\" {}\noutput \"out\" {\n  value = var.name\n  sensitive = true\n}\n",
+        )
+        .unwrap();
+        let (tree, d) = load_tree(dir.path());
+        assert!(!d.has_errors(), "{d}");
+        let mut values =
+            TreeValues::new(ModuleValues::new(BTreeMap::new(), dir.path(), dir.path()));
+        for call in ["one", "counted", "each"] {
+            values.expand_call(&[], &tree, call, dir.path()).unwrap();
+        }
+        let counted = values.instances_of(&["counted".to_string()]);
+        assert_eq!(
+            counted,
+            [
+                vec![step("counted", Some(InstanceKey::Int(0)))],
+                vec![step("counted", Some(InstanceKey::Int(1)))]
+            ]
+        );
+        for instance in values
+            .instances_of(&["counted".to_string()])
+            .into_iter()
+            .chain(values.instances_of(&["each".to_string()]))
+            .chain(values.instances_of(&["one".to_string()]))
+        {
+            let name = values.instances[&instance].vars["name"].clone();
+            values.set_output(&instance, "out", name, true);
+        }
+        let module = |name: &str| console(&values.root().modules[name].clone().unmark_deep());
+        assert_eq!(module("one"), "{\n  \"out\" = \"x\"\n}");
+        assert_eq!(
+            module("counted"),
+            "[\n  {\n    \"out\" = \"c0\"\n  },\n  {\n    \"out\" = \"c1\"\n  },\n]"
+        );
+        assert_eq!(
+            module("each"),
+            "{\n  \"a\" = {\n    \"out\" = \"a\"\n  }\n  \"b\" = {\n    \"out\" = \"b\"\n  }\n}"
+        );
+        // A sensitive output stays sensitive in the caller.
+        assert!(values.root().modules["one"].has_sensitive());
+    }
 }

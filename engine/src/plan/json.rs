@@ -163,6 +163,7 @@ fn reason_str(reason: &Reason) -> &'static str {
         Reason::DeleteBecauseNoResourceConfig => "delete_because_no_resource_config",
         Reason::DeleteBecauseCountIndex => "delete_because_count_index",
         Reason::DeleteBecauseEachKey => "delete_because_each_key",
+        Reason::DeleteBecauseNoModule => "delete_because_no_module",
         Reason::ReadBecauseConfigUnknown => "read_because_config_unknown",
         Reason::ReadBecauseDependencyPending => "read_because_dependency_pending",
     }
@@ -240,6 +241,9 @@ fn resource_change_json(rc: &ResourceChange) -> Json {
         r.insert("index".into(), key_json(k));
     }
     r.insert("provider_name".into(), json!(rc.provider));
+    if let Some(key) = &rc.deposed {
+        r.insert("deposed".into(), json!(key));
+    }
     r.insert("change".into(), resource_change(rc).to_json());
     if let Some(reason) = &rc.reason {
         r.insert("action_reason".into(), json!(reason_str(reason)));
@@ -263,18 +267,7 @@ pub(crate) fn key_json(k: &InstanceKey) -> Json {
 
 /// `module.a["x"].module.b`: the module part of an address.
 pub(crate) fn module_address(addr: &ResourceInstanceAddr) -> String {
-    let mut s = String::new();
-    for (i, step) in addr.module.iter().enumerate() {
-        if i > 0 {
-            s.push('.');
-        }
-        s.push_str("module.");
-        s.push_str(&step.name);
-        if let Some(k) = &step.key {
-            s.push_str(&k.to_string());
-        }
-    }
-    s
+    crate::addr::module_text(&addr.module)
 }
 
 fn path_json(path: &AttributePath) -> Json {

@@ -43,6 +43,10 @@ pub enum Reason {
     DeleteBecauseCountIndex,
     /// A delete because `for_each` no longer has the instance's key.
     DeleteBecauseEachKey,
+    /// A delete because the module instance holding it is no longer
+    /// declared (its call removed, or its count or for_each no longer
+    /// reaching it).
+    DeleteBecauseNoModule,
     /// A data source read during apply because its configuration refers
     /// to values not yet known.
     ReadBecauseConfigUnknown,
@@ -70,6 +74,9 @@ pub struct ResourceChange {
     pub schema: Arc<Schema>,
     /// Attribute paths whose change forces the replacement.
     pub replace_paths: Vec<AttributePath>,
+    /// The key of a deposed object (one a create_before_destroy
+    /// replacement left behind), whose destroy this change is.
+    pub deposed: Option<String>,
 }
 
 /// An output value's change.

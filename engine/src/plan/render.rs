@@ -169,7 +169,10 @@ fn render_resource(rc: &ResourceChange, c: &Colorize) -> String {
 
 /// terraform's comment above a resource: what happens and why.
 fn comment(rc: &ResourceChange, act: Act) -> String {
-    let addr = rc.addr.to_string();
+    let addr = match &rc.deposed {
+        Some(key) => format!("{} (deposed object {key})", rc.addr),
+        None => rc.addr.to_string(),
+    };
     let mut s = String::new();
     let mut printed_moved = false;
     match act {
@@ -216,7 +219,14 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
                 Some(Reason::DeleteBecauseEachKey) => s.push_str(&format!(
                     "\n  # (because key [{index}] is not in for_each map)"
                 )),
+                Some(Reason::DeleteBecauseNoModule) => s.push_str(&format!(
+                    "\n  # (because {} is not in configuration)",
+                    crate::addr::module_text(&rc.addr.module)
+                )),
                 _ => {}
+            }
+            if rc.deposed.is_some() {
+                s.push_str("\n  # (left over from a partially-failed replacement of this instance)");
             }
         }
         Act::NoOp => {
@@ -2565,6 +2575,7 @@ mod tests {
             after: None,
             schema: schema.clone(),
             replace_paths: Vec::new(),
+            deposed: None,
         };
         let plan = Plan {
             changes: vec![
@@ -2581,6 +2592,42 @@ mod tests {
             ..Plan::default()
         };
         assert_eq!(summary(&plan), "Plan: 2 to add, 1 to change, 1 to destroy.");
+    }
+
+    #[test]
+    fn a_deposed_object_is_named_by_its_key() {
+        use crate::addr::ResourceInstanceAddr;
+        use crate::provider::schema::Schema;
+        use crate::value::Value;
+        use std::sync::Arc;
+        let mut block = Block::default();
+        block.attributes.insert(
+            "id".into(),
+            Attribute {
+                computed: true,
+                optional: false,
+                ..string_attr()
+            },
+        );
+        let rc = ResourceChange {
+            addr: ResourceInstanceAddr::managed("test_instance", "example"),
+            previous_addr: None,
+            provider: "registry.terraform.io/hashicorp/test".into(),
+            action: Action::Delete,
+            reason: None,
+            before: Some(Value::object(
+                [("id".to_string(), Value::string("i-02ae66f368e8518a9"))].into(),
+            )),
+            after: None,
+            schema: Arc::new(Schema { version: 0, block }),
+            replace_paths: Vec::new(),
+            deposed: Some("byebye".into()),
+        };
+        // terraform's own expectation for this change (its renderer tests).
+        assert_eq!(
+            render_resource(&rc, &Colorize(false)),
+            "  # test_instance.example (deposed object byebye) will be destroyed\n  # (left over from a partially-failed replacement of this instance)\n  - resource \"test_instance\" \"example\" {\n      - id = \"i-02ae66f368e8518a9\" -> null\n    }"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod fake_plugins;
 mod fake_provider6;
 mod json_config;
 mod live_provider;
+mod modules;
 mod plan_render;
 mod stateless;
 mod support;

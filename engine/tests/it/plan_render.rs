@@ -82,6 +82,7 @@ fn reason(r: &str) -> Reason {
         "delete_because_no_resource_config" => Reason::DeleteBecauseNoResourceConfig,
         "delete_because_count_index" => Reason::DeleteBecauseCountIndex,
         "delete_because_each_key" => Reason::DeleteBecauseEachKey,
+        "delete_because_no_module" => Reason::DeleteBecauseNoModule,
         "read_because_config_unknown" => Reason::ReadBecauseConfigUnknown,
         "read_because_dependency_pending" => Reason::ReadBecauseDependencyPending,
         other => panic!("unexpected action reason {other}"),
@@ -158,6 +159,7 @@ fn plan_from_json(j: &Json, aws: &ProviderSchema, destroy: bool) -> Plan {
                 .and_then(Json::as_array)
                 .map(|ps| ps.iter().map(path).collect())
                 .unwrap_or_default(),
+            deposed: rc.get("deposed").and_then(Json::as_str).map(str::to_string),
         });
     }
     for (name, oc) in j["output_changes"].as_object().into_iter().flatten() {

@@ -2,9 +2,8 @@
 //! and their refusals against the real aws provider and a real moto, each
 //! outcome read back with the AWS CLI. No terraform.tfstate is ever written.
 
-use crate::support::{cli_config, plugin_mirror, Moto};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use crate::support::{aws_provider, text, write_live, Moto, Workdir};
+use std::path::Path;
 
 const ESTATE: &str = "it-stateless";
 
@@ -20,23 +19,7 @@ variable "shards" {{
   default = 2
 }}
 
-provider "aws" {{
-  region                      = "us-east-1"
-  access_key                  = "test"
-  secret_key                  = "test"
-  skip_credentials_validation = true
-  skip_metadata_api_check     = true
-  skip_requesting_account_id  = true
-  s3_use_path_style           = true
-  endpoints {{
-    s3                       = "{e}"
-    ssm                      = "{e}"
-    sts                      = "{e}"
-    iam                      = "{e}"
-    resourcegroupstaggingapi = "{e}"
-  }}
-}}
-
+{provider}
 resource "aws_ssm_parameter" "shard" {{
   count = var.shards
   name  = "/it/shard/${{count.index}}"
@@ -58,54 +41,11 @@ resource "aws_s3_bucket_policy" "data" {{
   }})
 }}
 {extra}"#,
-            e = moto.endpoint
+            provider = aws_provider(&moto.endpoint)
         ),
     )
     .unwrap();
-    std::fs::write(
-        dir.join("live.hcl"),
-        format!("live {{\n  estate = \"{ESTATE}\"\n}}\n"),
-    )
-    .unwrap();
-}
-
-struct Engine {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    tfrc: PathBuf,
-}
-
-impl Engine {
-    fn new() -> Engine {
-        let home = tempfile::tempdir().unwrap();
-        let tfrc = cli_config(home.path(), &plugin_mirror());
-        Engine {
-            dir: tempfile::tempdir().unwrap(),
-            home,
-            tfrc,
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_choudoufu"))
-            .args(args)
-            .arg("-no-color")
-            .current_dir(self.dir.path())
-            .env("TF_CLI_CONFIG_FILE", &self.tfrc)
-            .env("CHOUDOUFU_CACHE_DIR", self.home.path().join("cache"))
-            .env("HOME", self.home.path())
-            .output()
-            .unwrap()
-    }
-}
-
-/// Everything a command printed.
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    write_live(dir, ESTATE);
 }
 
 /// Text with every run of whitespace made one space, so wrapped sentences
@@ -142,7 +82,7 @@ fn tag<'a>(tags: &'a serde_json::Value, key: &str) -> Option<&'a str> {
 #[test]
 fn apply_replan_scale_and_destroy_with_no_state_file() {
     let moto = Moto::start();
-    let e = Engine::new();
+    let e = Workdir::new();
     root(e.dir.path(), &moto, "");
     moto.aws(&[
         "ssm",
@@ -155,7 +95,7 @@ fn apply_replan_scale_and_destroy_with_no_state_file() {
         "x",
     ]);
 
-    let applied = e.run(&["apply", "-auto-approve"]);
+    let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
     assert!(
         text(&applied).contains("Apply complete! Resources: 4 added, 0 changed, 0 destroyed."),
@@ -179,12 +119,12 @@ fn apply_replan_scale_and_destroy_with_no_state_file() {
         &["plan", "-detailed-exitcode"][..],
         &["plan", "-detailed-exitcode", "-no-records"][..],
     ] {
-        let replan = e.run(args);
+        let replan = e.engine(args);
         assert_eq!(replan.status.code(), Some(0), "{args:?}: {}", text(&replan));
         assert!(text(&replan).contains("No changes."), "{}", text(&replan));
     }
 
-    let scaled = e.run(&["plan", "-detailed-exitcode", "-var", "shards=1"]);
+    let scaled = e.engine(&["plan", "-detailed-exitcode", "-var", "shards=1"]);
     assert_eq!(scaled.status.code(), Some(2), "{}", text(&scaled));
     let out = text(&scaled);
     assert!(
@@ -195,12 +135,12 @@ fn apply_replan_scale_and_destroy_with_no_state_file() {
         out.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
         "{out}"
     );
-    let applied = e.run(&["apply", "-auto-approve", "-var", "shards=1"]);
+    let applied = e.engine(&["apply", "-auto-approve", "-var", "shards=1"]);
     assert!(applied.status.success(), "{}", text(&applied));
     assert!(parameter_tags(&moto, "/it/shard/1").is_none());
     assert!(parameter_tags(&moto, "/it/shard/0").is_some());
 
-    let destroyed = e.run(&["destroy", "-auto-approve", "-var", "shards=1"]);
+    let destroyed = e.engine(&["destroy", "-auto-approve", "-var", "shards=1"]);
     assert!(destroyed.status.success(), "{}", text(&destroyed));
     assert!(
         text(&destroyed).contains("Destroy complete! Resources: 3 destroyed."),
@@ -222,7 +162,7 @@ fn apply_replan_scale_and_destroy_with_no_state_file() {
 #[test]
 fn unowned_objects_and_corrupt_records_are_refused_by_name() {
     let moto = Moto::start();
-    let e = Engine::new();
+    let e = Workdir::new();
     moto.aws(&[
         "ssm",
         "put-parameter",
@@ -238,7 +178,7 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
         &moto,
         "resource \"aws_ssm_parameter\" \"taken\" {\n  name  = \"/it/taken\"\n  type  = \"String\"\n  value = \"ours\"\n}\n",
     );
-    let refused = e.run(&["plan"]);
+    let refused = e.engine(&["plan"]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     let out = text(&refused);
     assert!(out.contains("Object not owned by this estate"), "{out}");
@@ -246,7 +186,7 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
         flat(&out).contains("aws_ssm_parameter.taken would bind to the live object /it/taken"),
         "{out}"
     );
-    let applied = e.run(&["apply", "-auto-approve"]);
+    let applied = e.engine(&["apply", "-auto-approve"]);
     assert_eq!(applied.status.code(), Some(1));
     assert!(
         parameter_tags(&moto, "/it/shard/0").is_none(),
@@ -266,7 +206,7 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
         "--tags",
         "Key=tofu-estate,Value=payments",
     ]);
-    let out = text(&e.run(&["plan"]));
+    let out = text(&e.engine(&["plan"]));
     assert!(
         flat(&out).contains("carries the marker of estate \"payments\""),
         "{out}"
@@ -274,13 +214,13 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
 
     // A corrupt record names its file and plans nothing.
     root(e.dir.path(), &moto, "");
-    let applied = e.run(&["apply", "-auto-approve"]);
+    let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
     let record = e.dir.path().join(format!(
         ".choudoufu/records/{ESTATE}/aws_s3_bucket.data.json"
     ));
     std::fs::write(&record, "{ not json").unwrap();
-    let corrupt = e.run(&["plan"]);
+    let corrupt = e.engine(&["plan"]);
     assert_eq!(corrupt.status.code(), Some(1), "{}", text(&corrupt));
     let out = text(&corrupt);
     assert!(
@@ -293,12 +233,12 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
 #[test]
 fn a_saved_plan_applies_only_to_the_live_system_it_read() {
     let moto = Moto::start();
-    let e = Engine::new();
+    let e = Workdir::new();
     root(e.dir.path(), &moto, "");
-    assert!(e.run(&["apply", "-auto-approve"]).status.success());
-    let planned = e.run(&["plan", "-var", "shards=1", "-out", "approved.plan"]);
+    assert!(e.engine(&["apply", "-auto-approve"]).status.success());
+    let planned = e.engine(&["plan", "-var", "shards=1", "-out", "approved.plan"]);
     assert!(planned.status.success(), "{}", text(&planned));
-    let shown = e.run(&["show", "-json", "approved.plan"]);
+    let shown = e.engine(&["show", "-json", "approved.plan"]);
     let doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
     let deletes: Vec<&serde_json::Value> = doc["resource_changes"]
         .as_array()
@@ -321,7 +261,7 @@ fn a_saved_plan_applies_only_to_the_live_system_it_read() {
         "drifted",
         "--overwrite",
     ]);
-    let stale = e.run(&["apply", "-var", "shards=1", "approved.plan"]);
+    let stale = e.engine(&["apply", "-var", "shards=1", "approved.plan"]);
     assert_eq!(stale.status.code(), Some(3), "{}", text(&stale));
     assert!(
         text(&stale).contains("The approved plan no longer matches the live system"),
@@ -341,7 +281,7 @@ fn a_saved_plan_applies_only_to_the_live_system_it_read() {
     // Corrupt, truncated and foreign plan files are refused.
     let bytes = std::fs::read(e.dir.path().join("approved.plan")).unwrap();
     std::fs::write(e.dir.path().join("cut.plan"), &bytes[..bytes.len() / 2]).unwrap();
-    let cut = e.run(&["apply", "cut.plan"]);
+    let cut = e.engine(&["apply", "cut.plan"]);
     assert_eq!(cut.status.code(), Some(1));
     assert!(
         text(&cut).contains("corrupt or truncated"),
@@ -352,7 +292,7 @@ fn a_saved_plan_applies_only_to_the_live_system_it_read() {
         .unwrap()
         .replace(ESTATE, "someone-else");
     std::fs::write(e.dir.path().join("foreign.plan"), foreign).unwrap();
-    let refused = e.run(&["apply", "-var", "shards=1", "foreign.plan"]);
+    let refused = e.engine(&["apply", "-var", "shards=1", "foreign.plan"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(
         text(&refused).contains("was made for estate \"someone-else\""),
@@ -362,10 +302,10 @@ fn a_saved_plan_applies_only_to_the_live_system_it_read() {
 
     // A plan of the world as it is applies.
     assert!(e
-        .run(&["plan", "-var", "shards=1", "-out", "fresh.plan"])
+        .engine(&["plan", "-var", "shards=1", "-out", "fresh.plan"])
         .status
         .success());
-    let applied = e.run(&["apply", "-var", "shards=1", "fresh.plan"]);
+    let applied = e.engine(&["apply", "-var", "shards=1", "fresh.plan"]);
     assert!(applied.status.success(), "{}", text(&applied));
     assert!(
         text(&applied).contains("0 added, 1 changed, 1 destroyed"),
@@ -378,17 +318,9 @@ fn a_saved_plan_applies_only_to_the_live_system_it_read() {
 #[test]
 fn an_apply_killed_at_a_commit_loses_nothing() {
     let moto = Moto::start();
-    let e = Engine::new();
+    let e = Workdir::new();
     root(e.dir.path(), &moto, "");
-    let killed = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
-        .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
-        .current_dir(e.dir.path())
-        .env("TF_CLI_CONFIG_FILE", &e.tfrc)
-        .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
-        .env("HOME", e.home.path())
-        .env("CHOUDOUFU_TEST_SIGTERM_AFTER", "aws_s3_bucket.data")
-        .output()
-        .unwrap();
+    let killed = e.apply_killed_after("aws_s3_bucket.data");
     assert_eq!(killed.status.code(), Some(1), "{}", text(&killed));
     assert!(
         text(&killed).contains("Operation interrupted"),
@@ -403,7 +335,7 @@ fn an_apply_killed_at_a_commit_loses_nothing() {
     );
     // The next plan is exactly the remainder: the policy that needs the
     // bucket was never started, and the bucket is not proposed again.
-    let next = e.run(&["plan"]);
+    let next = e.engine(&["plan"]);
     let out = text(&next);
     assert!(
         out.contains("# aws_s3_bucket_policy.data will be created"),
@@ -422,36 +354,25 @@ fn an_apply_killed_at_a_commit_loses_nothing() {
         .filter(|p| parameter_tags(&moto, p).is_none())
         .count();
     assert_eq!(added, 1 + remaining, "{out}");
-    let applied = e.run(&["apply", "-auto-approve"]);
+    let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
-    let replan = e.run(&["plan", "-detailed-exitcode"]);
+    let replan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
 }
 
 #[test]
 fn two_applies_of_one_estate_take_turns() {
     let moto = Moto::start();
-    let e = Engine::new();
+    let e = Workdir::new();
     // An SQS queue keeps the first apply busy for about 25 seconds.
     root(
         e.dir.path(),
         &moto,
         "resource \"aws_sqs_queue\" \"slow\" {\n  name = \"it-slow\"\n}\n",
     );
-    let mut main = std::fs::read_to_string(e.dir.path().join("main.tf")).unwrap();
-    main = main
-        .replace(
-            "    iam                      =",
-            "    sqs                      = \"ENDPOINT\"\n    iam                      =",
-        )
-        .replace("ENDPOINT", &moto.endpoint);
-    std::fs::write(e.dir.path().join("main.tf"), main).unwrap();
-    let first = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
+    let first = e
+        .command(Path::new(env!("CARGO_BIN_EXE_choudoufu")))
         .args(["apply", "-auto-approve", "-no-color"])
-        .current_dir(e.dir.path())
-        .env("TF_CLI_CONFIG_FILE", &e.tfrc)
-        .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
-        .env("HOME", e.home.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -470,14 +391,14 @@ fn two_applies_of_one_estate_take_turns() {
         serde_json::from_str(holder["Parameter"]["Value"].as_str().unwrap()).unwrap();
 
     // The second run is refused at once, naming the holder.
-    let refused = e.run(&["apply", "-auto-approve"]);
+    let refused = e.engine(&["apply", "-auto-approve"]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     let out = text(&refused);
     assert!(out.contains("is locked by another run"), "{out}");
     assert!(out.contains(holder["ID"].as_str().unwrap()), "{out}");
 
     // With a timeout it waits its turn, and finds nothing left to do.
-    let waited = e.run(&["apply", "-auto-approve", "-lock-timeout=120s"]);
+    let waited = e.engine(&["apply", "-auto-approve", "-lock-timeout=120s"]);
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success(), "{}", text(&first));
     assert!(text(&first).contains("5 added"), "{}", text(&first));
@@ -511,25 +432,25 @@ fn two_applies_of_one_estate_take_turns() {
         "--value",
         r#"{"ID":"dead-run","Operation":"OperationTypeApply","Who":"ci@gone","Created":"0"}"#,
     ]);
-    let stuck = text(&e.run(&["apply", "-auto-approve"]));
+    let stuck = text(&e.engine(&["apply", "-auto-approve"]));
     assert!(stuck.contains("force-unlock dead-run"), "{stuck}");
     assert_eq!(
-        e.run(&["force-unlock", "-force", "someone-else"])
+        e.engine(&["force-unlock", "-force", "someone-else"])
             .status
             .code(),
         Some(1)
     );
-    let unlocked = e.run(&["force-unlock", "-force", "dead-run"]);
+    let unlocked = e.engine(&["force-unlock", "-force", "dead-run"]);
     assert!(unlocked.status.success(), "{}", text(&unlocked));
-    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+    assert!(e.engine(&["apply", "-auto-approve"]).status.success());
 }
 
 #[test]
 fn the_strict_profile_refuses_to_repair_markers() {
     let moto = Moto::start();
-    let e = Engine::new();
+    let e = Workdir::new();
     root(e.dir.path(), &moto, "");
-    assert!(e.run(&["apply", "-auto-approve"]).status.success());
+    assert!(e.engine(&["apply", "-auto-approve"]).status.success());
     moto.aws(&[
         "ssm",
         "add-tags-to-resource",
@@ -542,7 +463,7 @@ fn the_strict_profile_refuses_to_repair_markers() {
     ]);
 
     // By default the plan repairs the marker in place.
-    let repair = text(&e.run(&["plan"]));
+    let repair = text(&e.engine(&["plan"]));
     assert!(
         repair.contains("# aws_ssm_parameter.shard[0] will be updated in-place"),
         "{repair}"
@@ -558,7 +479,7 @@ fn the_strict_profile_refuses_to_repair_markers() {
         format!("live {{\n  estate = \"{ESTATE}\"\n  strict {{\n    marker_repair = \"never\"\n  }}\n}}\n"),
     )
     .unwrap();
-    let refused = e.run(&["apply", "-auto-approve"]);
+    let refused = e.engine(&["apply", "-auto-approve"]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     let out = flat(&text(&refused));
     assert!(
@@ -623,22 +544,12 @@ resource "aws_dynamodb_table" "state" {
 }
 "#,
     );
-    let main = std::fs::read_to_string(dir.join("main.tf"))
-        .unwrap()
-        .replace(
-            "    iam                      =",
-            &format!(
-                "    dynamodb                 = \"{}\"\n    iam                      =",
-                moto.endpoint
-            ),
-        );
-    std::fs::write(dir.join("main.tf"), main).unwrap();
 }
 
 #[test]
 fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
     let moto = Moto::start();
-    let e = Engine::new();
+    let e = Workdir::new();
     commit_points_root(e.dir.path(), &moto);
     let addresses = [
         "aws_s3_bucket.data",
@@ -658,19 +569,11 @@ fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
     )];
     let mut wrong = Vec::new();
     for kill_at in addresses {
-        let killed = Command::new(env!("CARGO_BIN_EXE_choudoufu"))
-            .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
-            .current_dir(e.dir.path())
-            .env("TF_CLI_CONFIG_FILE", &e.tfrc)
-            .env("CHOUDOUFU_CACHE_DIR", e.home.path().join("cache"))
-            .env("HOME", e.home.path())
-            .env("CHOUDOUFU_TEST_SIGTERM_AFTER", kill_at)
-            .output()
-            .unwrap();
+        let killed = e.apply_killed_after(kill_at);
         let out = text(&killed);
         assert_eq!(killed.status.code(), Some(1), "{kill_at}: {out}");
         let committed = out.matches("Creation complete").count();
-        let next = text(&e.run(&["plan"]));
+        let next = text(&e.engine(&["plan"]));
         let adds: Vec<&str> = next
             .lines()
             .filter_map(|l| l.trim().strip_prefix("# "))
@@ -689,15 +592,173 @@ fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
                 "killed after {kill_at}: {committed} committed; the killed apply said:\n{out}\nthe next plan:\n{next}"
             ));
         }
-        let converged = e.run(&["apply", "-auto-approve"]);
+        let converged = e.engine(&["apply", "-auto-approve"]);
         assert!(converged.status.success(), "{}", text(&converged));
         assert_eq!(
-            e.run(&["plan", "-detailed-exitcode"]).status.code(),
+            e.engine(&["plan", "-detailed-exitcode"]).status.code(),
             Some(0)
         );
-        let destroyed = e.run(&["destroy", "-auto-approve"]);
+        let destroyed = e.engine(&["destroy", "-auto-approve"]);
         assert!(destroyed.status.success(), "{}", text(&destroyed));
     }
     println!("{}", table.join("\n"));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A create_before_destroy parameter whose name is `name`.
+const HASHED: &str = r#"
+resource "aws_ssm_parameter" "hashed" {
+  name  = "/it/cbd/NAME"
+  type  = "String"
+  value = "NAME"
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+"#;
+
+/// Each line of `out` that contains `what`, by position.
+fn line_of(out: &str, what: &str) -> Option<usize> {
+    out.lines().position(|l| l.contains(what))
+}
+
+#[test]
+fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    let hashed = |name: &str| HASHED.replace("NAME", name);
+    root(e.dir.path(), &moto, &hashed("a"));
+    let first = e.engine(&["apply", "-auto-approve"]);
+    assert!(first.status.success(), "{}", text(&first));
+
+    // A new name: the old object is this address's (its record, its
+    // address marker), so the plan is stock's replacement, not a create
+    // beside an orphan destroy.
+    root(e.dir.path(), &moto, &hashed("b"));
+    let plan = text(&e.engine(&["plan"]));
+    assert!(
+        plan.contains("# aws_ssm_parameter.hashed must be replaced"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("+/- resource \"aws_ssm_parameter\" \"hashed\""),
+        "{plan}"
+    );
+    assert!(plan.contains("# forces replacement"), "{plan}");
+    assert!(
+        plan.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+        "{plan}"
+    );
+    assert!(!plan.contains("orphan"), "{plan}");
+
+    // The order at -parallelism=1: the new object's create completes
+    // before the deposed object's destroy starts.
+    let applied = e.engine(&["apply", "-auto-approve", "-parallelism=1"]);
+    let out = text(&applied);
+    assert!(applied.status.success(), "{out}");
+    let created = line_of(&out, "aws_ssm_parameter.hashed: Creation complete").expect(&out);
+    let destroying = line_of(&out, "(deposed object ").expect(&out);
+    assert!(created < destroying, "{out}");
+    // As stock prints it: the key on the start line, not on completion.
+    assert!(
+        out.lines()
+            .nth(destroying)
+            .unwrap()
+            .contains("Destroying... [id=/it/cbd/a]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("aws_ssm_parameter.hashed: Destruction complete"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Resources: 1 added, 0 changed, 1 destroyed."),
+        "{out}"
+    );
+    assert!(parameter_tags(&moto, "/it/cbd/a").is_none(), "{out}");
+    let b = parameter_tags(&moto, "/it/cbd/b").expect("the replacement exists");
+    assert_eq!(tag(&b, "tofu-address"), Some("aws_ssm_parameter.hashed"));
+    let replan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+
+    // Stopped the instant the new object commits: both exist, the record
+    // holds the old one as deposed, and the next plan destroys exactly it.
+    root(e.dir.path(), &moto, &hashed("c"));
+    let killed = e.apply_killed_after("aws_ssm_parameter.hashed");
+    assert_eq!(killed.status.code(), Some(1), "{}", text(&killed));
+    assert!(parameter_tags(&moto, "/it/cbd/b").is_some());
+    assert!(parameter_tags(&moto, "/it/cbd/c").is_some());
+    let record = e
+        .dir
+        .path()
+        .join(".choudoufu/records")
+        .join(ESTATE)
+        .join("aws_ssm_parameter.hashed.json");
+    let held: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(held["id"], "/it/cbd/c");
+    assert_eq!(held["deposed"][0]["id"], "/it/cbd/b", "{held}");
+    let key = held["deposed"][0]["key"].as_str().unwrap().to_string();
+    let next = text(&e.engine(&["plan"]));
+    assert!(
+        next.contains(&format!(
+            "# aws_ssm_parameter.hashed (deposed object {key}) will be destroyed"
+        )),
+        "{next}"
+    );
+    assert!(
+        next.contains("# (left over from a partially-failed replacement of this instance)"),
+        "{next}"
+    );
+    assert!(
+        next.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
+        "{next}"
+    );
+    let json = e.engine(&["plan", "-out", "deposed.plan"]);
+    assert!(json.status.success(), "{}", text(&json));
+    let shown: serde_json::Value =
+        serde_json::from_slice(&e.engine(&["show", "-json", "deposed.plan"]).stdout).unwrap();
+    let deposed: Vec<_> = shown["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rc| rc["deposed"] == key.as_str())
+        .collect();
+    assert_eq!(deposed.len(), 1, "{shown}");
+    assert_eq!(deposed[0]["change"]["actions"][0], "delete");
+
+    // Without the record, the old object is still found: by its address
+    // marker, as an orphan of the estate.
+    let aside = record.with_extension("aside");
+    std::fs::rename(&record, &aside).unwrap();
+    let orphan = text(&e.engine(&["plan"]));
+    assert!(
+        orphan.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
+        "{orphan}"
+    );
+    assert!(orphan.contains("orphan"), "{orphan}");
+    std::fs::rename(&aside, &record).unwrap();
+
+    let recovered = e.engine(&["apply", "-auto-approve"]);
+    assert!(recovered.status.success(), "{}", text(&recovered));
+    assert!(parameter_tags(&moto, "/it/cbd/b").is_none());
+    assert!(parameter_tags(&moto, "/it/cbd/c").is_some());
+    let held: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert!(held.get("deposed").is_none(), "{held}");
+    let replan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+
+    // With no record store at all, a rename still plans as a replacement:
+    // the address marker names the old object.
+    std::fs::remove_dir_all(e.dir.path().join(".choudoufu/records")).unwrap();
+    root(e.dir.path(), &moto, &hashed("d"));
+    let unrecorded = text(&e.engine(&["plan"]));
+    assert!(
+        unrecorded.contains("# aws_ssm_parameter.hashed must be replaced"),
+        "{unrecorded}"
+    );
+    assert!(!unrecorded.contains("orphan"), "{unrecorded}");
+    let destroyed = e.engine(&["destroy", "-auto-approve"]);
+    assert!(destroyed.status.success(), "{}", text(&destroyed));
 }

@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// The filesystem mirror holding the aws provider at its pin:
@@ -66,6 +67,99 @@ pub fn aws_root(dir: &Path) -> PathBuf {
     )
     .unwrap();
     dir.into()
+}
+
+/// A `provider "aws"` block pointing every service the tests use at the
+/// emulator at `endpoint`, with fake credentials.
+pub fn aws_provider(endpoint: &str) -> String {
+    let services = [
+        "dynamodb",
+        "iam",
+        "resourcegroupstaggingapi",
+        "s3",
+        "sns",
+        "sqs",
+        "ssm",
+        "sts",
+    ];
+    let endpoints: String = services
+        .iter()
+        .map(|s| format!("    {s:<24} = \"{endpoint}\"\n"))
+        .collect();
+    format!(
+        "provider \"aws\" {{\n  region                      = \"us-east-1\"\n  access_key                  = \"test\"\n  secret_key                  = \"test\"\n  skip_credentials_validation = true\n  skip_metadata_api_check     = true\n  skip_requesting_account_id  = true\n  s3_use_path_style           = true\n  endpoints {{\n{endpoints}  }}\n}}\n"
+    )
+}
+
+/// Writes a `live.hcl` naming `estate`.
+pub fn write_live(dir: &Path, estate: &str) {
+    fs::write(
+        dir.join("live.hcl"),
+        format!("live {{\n  estate = \"{estate}\"\n}}\n"),
+    )
+    .unwrap();
+}
+
+/// A root's working directory, with its own home, schema cache and CLI
+/// configuration (the provider mirror), for the engine and terraform alike.
+pub struct Workdir {
+    pub dir: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub tfrc: PathBuf,
+}
+
+impl Workdir {
+    pub fn new() -> Workdir {
+        let home = tempfile::tempdir().unwrap();
+        let tfrc = cli_config(home.path(), &plugin_mirror());
+        Workdir {
+            dir: tempfile::tempdir().unwrap(),
+            home,
+            tfrc,
+        }
+    }
+
+    /// `program` in the directory, with the directory's environment.
+    pub fn command(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        c.current_dir(self.dir.path())
+            .env("TF_CLI_CONFIG_FILE", &self.tfrc)
+            .env("CHOUDOUFU_CACHE_DIR", self.home.path().join("cache"))
+            .env("TF_IN_AUTOMATION", "1")
+            .env("HOME", self.home.path());
+        c
+    }
+
+    /// Runs `program` with `args` to completion.
+    pub fn run(&self, program: &Path, args: &[&str]) -> Output {
+        self.command(program).args(args).output().unwrap()
+    }
+
+    /// Runs the engine with `args` and `-no-color`.
+    pub fn engine(&self, args: &[&str]) -> Output {
+        let mut all = args.to_vec();
+        all.push("-no-color");
+        self.run(Path::new(env!("CARGO_BIN_EXE_choudoufu")), &all)
+    }
+
+    /// `apply` at `-parallelism=1`, the engine sending itself SIGTERM the
+    /// instant the change of `addr` commits.
+    pub fn apply_killed_after(&self, addr: &str) -> Output {
+        self.command(Path::new(env!("CARGO_BIN_EXE_choudoufu")))
+            .args(["apply", "-auto-approve", "-no-color", "-parallelism=1"])
+            .env("CHOUDOUFU_TEST_SIGTERM_AFTER", addr)
+            .output()
+            .unwrap()
+    }
+}
+
+/// Everything a command printed, stdout then stderr.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// The aws provider binary in the mirror.
