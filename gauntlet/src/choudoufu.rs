@@ -329,6 +329,38 @@ impl EngineRoot {
         })
     }
 
+    /// A fresh copy of this root under `base`, as a new clone of its
+    /// repository would be: the `.tf`, `.tf.json` and `live.hcl` files only
+    /// (no record store, no state file, no `.terraform`), in `base/root`,
+    /// with an empty home and schema cache beside it.
+    pub fn fresh_copy(&self, base: &Path) -> Result<EngineRoot, EngineError> {
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| EngineError::Io { path, source }
+        };
+        if base.exists() {
+            fs::remove_dir_all(base).map_err(io(base))?;
+        }
+        let dir = base.join("root");
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        for entry in fs::read_dir(&self.dir).map_err(io(&self.dir))? {
+            let path = entry.map_err(io(&self.dir))?.path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let source = name.ends_with(".tf") || name.ends_with(".tf.json");
+            if path.is_file() && (source || name == "live.hcl") {
+                let to = dir.join(&*name);
+                fs::copy(&path, &to).map_err(io(&path))?;
+            }
+        }
+        EngineRoot::new(
+            &self.bin,
+            &dir,
+            &base.join("home"),
+            &self.cli_config,
+            &base.join("cache"),
+        )
+    }
+
     /// The record store of `estate` in this root.
     pub fn records_dir(&self, estate: &str) -> PathBuf {
         self.dir.join(".choudoufu").join("records").join(estate)
@@ -417,6 +449,21 @@ impl EngineRoot {
             });
         }
         Ok(plan)
+    }
+
+    /// `choudoufu plan -detailed-exitcode` with `extra` flags, or, when it
+    /// refused to plan (exit 1), everything it printed: a refusal is the
+    /// stage's to judge.
+    pub fn plan_or_refusal(
+        &self,
+        clock: &Clock,
+        extra: &[&str],
+    ) -> Result<Result<EnginePlan, String>, EngineError> {
+        match self.plan(clock, extra) {
+            Ok(plan) => Ok(Ok(plan)),
+            Err(EngineError::Failed { code, output, .. }) if code == "1" => Ok(Err(output)),
+            Err(e) => Err(e),
+        }
     }
 
     /// `choudoufu apply FILE`: a saved plan applied, whatever its exit code

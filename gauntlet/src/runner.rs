@@ -19,7 +19,8 @@ use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
 use crate::stages::{
-    self, crash, day_two, rename, review, Lane, StageOutput, StagePlan, StepError, TwinView,
+    self, crash, day_two, no_local_state, rename, review, strict, Lane, StageOutput, StagePlan,
+    StepError, TwinView,
 };
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
@@ -372,6 +373,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
             oracle: oracles.next()?,
             witness: witnesses.next()?,
             baseline: baselines.next()?,
+            moto_log: twins[side as usize].log.clone(),
         })
     };
     let (Some(ve), Some(vo)) = (view(Side::Estate), view(Side::Oracle)) else {
@@ -494,16 +496,45 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
                 result,
             )?;
             clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+            if row.verdict == Verdict::Error {
+                blocked = Some("not run: greenfield apply did not complete".into());
+            }
             set_stage(record, row);
         }
-        (_, why) => set_stage(
-            record,
-            StageRecord::not_run(
-                StageId::GreenfieldApply,
-                why.as_deref()
-                    .unwrap_or("not run: cold deploy did not complete"),
-            ),
+        (_, why) => {
+            let why = why
+                .clone()
+                .unwrap_or_else(|| "not run: cold deploy did not complete".into());
+            set_stage(record, StageRecord::not_run(StageId::GreenfieldApply, &why));
+            blocked = Some(why);
+        }
+    }
+
+    // The two stages past the headline, on the estate greenfield applied.
+    let after: [(StageId, StageFn); 2] = [
+        (StageId::StrictProfile, |l, _| strict::strict_profile(l)),
+        (
+            StageId::PlanWithNoLocalState,
+            no_local_state::plan_with_no_local_state,
         ),
+    ];
+    for (stage, f) in after {
+        if stopped(stage) {
+            set_stage(record, stopped_row(stage, stop_after));
+            continue;
+        }
+        let (Some(cold), None) = (&cold, &blocked) else {
+            set_stage(
+                record,
+                StageRecord::not_run(stage, blocked.as_deref().unwrap_or("")),
+            );
+            continue;
+        };
+        clock.set_stage(stage.title());
+        let started = Instant::now();
+        let row = stage_row(record, stage, started, &opts.breaks, f(&lane, cold))?;
+        clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+        set_stage(record, row);
     }
     clock.set_stage("Stopping the twins");
     drop(lane);

@@ -209,10 +209,29 @@ pub enum Toggle {
     /// without it. Broken by changing one parameter's value before the
     /// replans (and back after).
     GreenfieldReplan,
+    /// Strict profile: with every toggle on, a block setting a secret the
+    /// provider cannot read back is refused once, by address and setting.
+    /// Broken by writing `secrets = "allow"` into the strict block.
+    StrictSecrets,
+    /// Strict profile: the estate's own root plans empty with every toggle
+    /// on. Broken by moving the subscription's record out of the store
+    /// before the plan (and back after), so only a create could bind it.
+    StrictSilent,
+    /// Strict profile: a create of a type only the record store can find
+    /// again is refused. Broken by writing `no_source_create = "allow"`.
+    StrictCreate,
+    /// Strict profile: an object whose address marker is wrong is refused,
+    /// not re-marked. Broken by writing `marker_repair = "repair"`.
+    StrictMarkers,
+    /// Plan with no local state: in a fresh copy of the root, with no record
+    /// store and no cache, the plan creates, destroys and replaces nothing
+    /// but what only a record finds. Broken by removing one queue's
+    /// tofu-estate tag before the plan (and putting it back after).
+    NoLocalState,
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 29] = [
+    pub const ALL: [Toggle; 34] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -242,6 +261,11 @@ impl Toggle {
         Toggle::GreenfieldInventory,
         Toggle::GreenfieldMarkers,
         Toggle::GreenfieldReplan,
+        Toggle::StrictSecrets,
+        Toggle::StrictSilent,
+        Toggle::StrictCreate,
+        Toggle::StrictMarkers,
+        Toggle::NoLocalState,
     ];
 
     /// The name used by `--break` and in details: `cold-inventory`.
@@ -276,6 +300,11 @@ impl Toggle {
             Toggle::GreenfieldInventory => "greenfield-inventory",
             Toggle::GreenfieldMarkers => "greenfield-markers",
             Toggle::GreenfieldReplan => "greenfield-replan",
+            Toggle::StrictSecrets => "strict-secrets",
+            Toggle::StrictSilent => "strict-silent",
+            Toggle::StrictCreate => "strict-create",
+            Toggle::StrictMarkers => "strict-markers",
+            Toggle::NoLocalState => "no-local-state",
         }
     }
 
@@ -306,6 +335,11 @@ impl Toggle {
             Toggle::GreenfieldInventory | Toggle::GreenfieldMarkers | Toggle::GreenfieldReplan => {
                 StageId::GreenfieldApply
             }
+            Toggle::StrictSecrets
+            | Toggle::StrictSilent
+            | Toggle::StrictCreate
+            | Toggle::StrictMarkers => StageId::StrictProfile,
+            Toggle::NoLocalState => StageId::PlanWithNoLocalState,
         }
     }
 
@@ -377,6 +411,15 @@ impl Toggle {
                 "removes one queue's tofu-estate tag after the apply, before the read"
             }
             Toggle::GreenfieldReplan => "changes one parameter's value before the replans",
+            Toggle::StrictSecrets => "writes secrets = \"allow\" into the strict block",
+            Toggle::StrictSilent => {
+                "moves the subscription's record out of the store before the strict plan"
+            }
+            Toggle::StrictCreate => "writes no_source_create = \"allow\" into the strict block",
+            Toggle::StrictMarkers => "writes marker_repair = \"repair\" into the strict block",
+            Toggle::NoLocalState => {
+                "removes one queue's tofu-estate tag before the plan in the fresh copy"
+            }
         }
     }
 }
@@ -470,10 +513,16 @@ mod tests {
     }
 
     #[test]
-    fn every_stage_with_a_toggle_is_a_headline_stage() {
-        for t in Toggle::ALL {
-            assert!(t.stage().headline());
-        }
+    fn the_two_stages_past_the_headline_have_toggles_too() {
+        let off: BTreeSet<StageId> = Toggle::ALL
+            .iter()
+            .map(|t| t.stage())
+            .filter(|s| !s.headline())
+            .collect();
+        assert_eq!(
+            off.into_iter().collect::<Vec<_>>(),
+            [StageId::StrictProfile, StageId::PlanWithNoLocalState]
+        );
         assert_eq!(StageId::ALL.iter().filter(|s| s.headline()).count(), 13);
         assert_eq!(
             StageId::ReplaceWithCreateBeforeDestroy.slug(),

@@ -20,8 +20,10 @@ use crate::witness::{Inventory, Kind, Witness, WitnessError};
 
 pub mod crash;
 pub mod day_two;
+pub mod no_local_state;
 pub mod rename;
 pub mod review;
+pub mod strict;
 
 /// A step of a stage that could not be carried out.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +61,8 @@ pub struct TwinView {
     pub oracle: Oracle,
     pub witness: Witness,
     pub baseline: Inventory,
+    /// The twin's moto log, where each request served is a line.
+    pub moto_log: std::path::PathBuf,
 }
 
 /// Everything a stage works with.

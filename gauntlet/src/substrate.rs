@@ -113,6 +113,8 @@ pub fn choose_ports(given: Option<(u16, u16)>) -> Result<(u16, u16), SubstrateEr
 pub struct Twin {
     pub side: Side,
     pub port: u16,
+    /// moto's output, one line per request it served.
+    pub log: PathBuf,
     guard: Guard,
 }
 
@@ -181,7 +183,12 @@ impl Twin {
                 thread::sleep(Duration::from_millis(50));
             },
         )?;
-        Ok(Twin { side, port, guard })
+        Ok(Twin {
+            side,
+            port,
+            log,
+            guard,
+        })
     }
 
     pub fn endpoint(&self) -> String {

@@ -1046,12 +1046,15 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     if let Some(old) = old {
         e.witness.overwrite_parameter(drift, &old)?;
     }
-    if breaks.on(Toggle::GreenfieldInventory) {
-        e.witness.overwrite_parameter(
-            &estate.knobs.second_drift_parameter,
-            &tampered("after-apply"),
-        )?;
-    }
+    let second = &estate.knobs.second_drift_parameter;
+    let value = if breaks.on(Toggle::GreenfieldInventory) {
+        let value = e.witness.parameter_value(second)?;
+        e.witness
+            .overwrite_parameter(second, &tampered("after-apply"))?;
+        value
+    } else {
+        None
+    };
     if breaks.on(Toggle::GreenfieldMarkers) {
         e.witness
             .untag_queue(&estate.knobs.stamped_queue, ESTATE_KEY)?;
@@ -1065,6 +1068,14 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
         .map(|(k, v)| (k, normalised(&v)))
         .collect();
     let hits = e.witness.markers(&live)?;
+    // The stages after this one start from the estate as applied.
+    if let Some(value) = value {
+        e.witness.overwrite_parameter(second, &value)?;
+    }
+    if breaks.on(Toggle::GreenfieldMarkers) {
+        e.witness
+            .tag_queue(&estate.knobs.stamped_queue, ESTATE_KEY, &estate.name)?;
+    }
 
     // The inventory equals stock's cold deploy, field by field.
     let mut diffs = Vec::new();

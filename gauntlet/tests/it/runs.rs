@@ -5,7 +5,7 @@ use gauntlet::stage::{StageId, Toggle};
 use crate::{assert_nothing_left, finish, moto_pids, stage, Scratch, ESTATE};
 
 /// The stages this gauntlet runs, in the page's order.
-const RUN: [&str; 12] = [
+const RUN: [&str; 14] = [
     "Cold deploy",
     "Migrate",
     "Replan from nothing",
@@ -18,6 +18,8 @@ const RUN: [&str; 12] = [
     "Teardown",
     "Plan, review, apply",
     "Greenfield apply",
+    "Strict profile",
+    "Plan with no local state",
 ];
 
 fn detail(r: &serde_json::Value, title: &str) -> String {
@@ -113,6 +115,24 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
         "{green}"
     );
     assert!(green.contains("field by field"), "{green}");
+    let strict = detail(&r, "Strict profile");
+    for refusal in [
+        "\"Strict profile: secret refused\", naming aws_s3_bucket.strict_secret",
+        "\"Strict profile: create refused\", naming aws_sns_topic_subscription.strict_extra",
+        "\"Strict profile: marker repair refused\", naming aws_sqs_queue.jobs",
+    ] {
+        assert!(strict.contains(refusal), "{refusal}: {strict}");
+    }
+    assert!(
+        strict.contains("plans empty with every toggle on"),
+        "{strict}"
+    );
+    let local = detail(&r, "Plan with no local state");
+    assert!(
+        local.contains("proposes exactly aws_sns_topic_subscription.events_to_queue (create)")
+            && local.contains("plan_requests_no_local_state="),
+        "{local}"
+    );
     // The stages this gauntlet does not run yet are listed, not run.
     let not_run = r["stages"]
         .as_array()
@@ -125,7 +145,11 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
     let page = s.page(ESTATE);
     assert!(page.contains("| Stage | Verdict | Duration | Detail |"));
     for title in RUN {
-        assert!(page.contains(&format!("| {title} | pass |")), "{title}");
+        assert!(
+            page.contains(&format!("| {title} | pass |"))
+                || page.contains(&format!("| {title} (not a headline stage) | pass |")),
+            "{title}"
+        );
     }
     assert!(page.contains("| Replace with create_before_destroy | not run |"));
     assert!(page.contains("Oracle: stock terraform"));
@@ -255,7 +279,7 @@ fn break_cold_state_cold_markers_cold_undeclared() {
 // twins). Every stage without a toggle on must still pass.
 
 #[test]
-fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_crash_remainder_teardown_engine_teardown_survivors_review_refused_greenfield_inventory(
+fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_crash_remainder_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state(
 ) {
     broken_together(
         &[
@@ -271,13 +295,16 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
             Toggle::TeardownSurvivors,
             Toggle::ReviewRefused,
             Toggle::GreenfieldInventory,
+            Toggle::StrictSecrets,
+            Toggle::StrictCreate,
+            Toggle::NoLocalState,
         ],
         None,
     );
 }
 
 #[test]
-fn break_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan(
+fn break_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan_strict_silent_strict_markers(
 ) {
     broken_together(
         &[
@@ -294,6 +321,8 @@ fn break_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_mark
             Toggle::ReviewApplied,
             Toggle::GreenfieldMarkers,
             Toggle::GreenfieldReplan,
+            Toggle::StrictSilent,
+            Toggle::StrictMarkers,
         ],
         None,
     );

@@ -1,0 +1,147 @@
+//! Plan with no local state: the estate twin's estate, as greenfield apply
+//! left it, planned from a fresh copy of the root (no record store, no
+//! schema cache, no state file, no `.terraform`): a new clone of the
+//! repository with only the live system left.
+//!
+//! The plan in the working copy, with its record store, comes first; the
+//! estate twin's moto log counts the requests each plan made, and both
+//! figures go on the page. Stock terraform has no plan at all in this
+//! position: it would create everything again.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::time::Instant;
+
+use crate::choudoufu::Action;
+use crate::stage::Toggle;
+
+use super::day_two::{verdict, ESTATE_KEY};
+use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
+
+/// The types whose live object only a record finds: a subscription's ARN
+/// is generated, no configuration names it and no listing finds it by
+/// owner. Without the record store their instances plan a create.
+const RECORD_ONLY: &[&str] = &["aws_sns_topic_subscription"];
+
+/// Whether a line of moto's log is a request it served:
+/// `127.0.0.1 - - [date] "POST / HTTP/1.1" 200 -`.
+fn served(line: &str) -> bool {
+    line.match_indices("\" ").any(|(i, _)| {
+        let rest = &line.as_bytes()[i + 2..];
+        rest.len() >= 4 && rest[..3].iter().all(u8::is_ascii_digit) && rest[3] == b' '
+    })
+}
+
+/// How many requests moto has served so far.
+fn requests(log: &Path) -> Result<usize, StepError> {
+    let text = fs::read_to_string(log).map_err(|source| StepError::Io {
+        path: log.to_owned(),
+        source,
+    })?;
+    Ok(text.lines().filter(|l| served(l)).count())
+}
+
+pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let e = lane.estate_twin();
+    let estate = &lane.estate.name;
+
+    clock.say("Plan with no local state: choudoufu plan with the record store");
+    let records = lane.engine.records(estate).len();
+    let before = requests(&e.moto_log)?;
+    let started = Instant::now();
+    let with = lane.engine.plan(clock, &[])?;
+    let with_secs = started.elapsed().as_secs_f64();
+    let with_requests = requests(&e.moto_log)? - before;
+
+    let fresh = lane
+        .engine
+        .fresh_copy(&lane.engine.dir.with_file_name("fresh-clone"))?;
+    let queue = &lane.estate.knobs.stamped_queue;
+    if lane.breaks.on(Toggle::NoLocalState) {
+        e.witness.untag_queue(queue, ESTATE_KEY)?;
+    }
+    clock.say("Plan with no local state: choudoufu plan in a fresh copy of the root");
+    let before = requests(&e.moto_log)?;
+    let started = Instant::now();
+    let without = fresh.plan_or_refusal(clock, &[]);
+    let without_secs = started.elapsed().as_secs_f64();
+    let without_requests = requests(&e.moto_log)? - before;
+    if lane.breaks.on(Toggle::NoLocalState) {
+        e.witness.tag_queue(queue, ESTATE_KEY, estate)?;
+    }
+    let without = without?;
+
+    let only_records: BTreeSet<String> = cold
+        .estate_state
+        .iter()
+        .filter(|i| RECORD_ONLY.contains(&i.type_name.as_str()))
+        .map(|i| i.addr.to_string())
+        .collect();
+    let figures = format!(
+        "plan_requests_record_store={with_requests} plan_requests_no_local_state={without_requests} ratio={:.2}x (moto's log on the estate twin; {with_secs:.1}s and {without_secs:.1}s)",
+        without_requests as f64 / with_requests.max(1) as f64
+    );
+    let mut plans = vec![StagePlan::Engine(with.clone())];
+    let result = match without {
+        Err(output) => Err(format!(
+            "the plan in the fresh copy was refused: {}",
+            output
+                .lines()
+                .filter(|l| l.trim_start().starts_with("Error: ") || l.contains(" binds "))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )),
+        Ok(plan) => {
+            let expected: BTreeSet<(String, Action)> = only_records
+                .iter()
+                .map(|a| (a.clone(), Action::Create))
+                .collect();
+            let got: BTreeSet<(String, Action)> = plan.changes.iter().cloned().collect();
+            let shape = if got == expected && with.is_empty() {
+                Ok(format!(
+                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes exactly {} ({}): {} no tags and no listing by owner, so only its record finds it; nothing else is created, changed, destroyed or replaced, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
+                    with.summary_line(),
+                    plan.describe(),
+                    plan.summary_line(),
+                    if only_records.len() == 1 { "a subscription has" } else { "subscriptions have" },
+                ))
+            } else {
+                Err(format!(
+                    "with the record store: {} ({}); in the fresh copy: {} ({}), where only the creates of {} were allowed. {figures}",
+                    with.summary_line(),
+                    with.describe(),
+                    plan.summary_line(),
+                    plan.describe(),
+                    only_records.iter().cloned().collect::<Vec<_>>().join(", ")
+                ))
+            };
+            plans.push(StagePlan::Engine(plan));
+            shape
+        }
+    };
+    Ok(StageOutput {
+        assertions: vec![verdict(Toggle::NoLocalState, result)],
+        summary: "the estate twin planned from a fresh copy of the root, only the live system left"
+            .into(),
+        plans,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_served_request_is_a_line_with_its_status() {
+        assert!(served(
+            "127.0.0.1 - - [03/Dec/2026 04:40:00] \"POST / HTTP/1.1\" 200 -"
+        ));
+        assert!(served(
+            "127.0.0.1 - - [03/Dec/2026 04:40:00] \"GET /refaws-artifacts?tagging HTTP/1.1\" 404 -"
+        ));
+        assert!(!served(" * Running on http://127.0.0.1:5000"));
+        assert!(!served("say \"hi\" 20 times"));
+    }
+}

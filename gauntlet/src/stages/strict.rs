@@ -1,0 +1,267 @@
+//! Strict profile: the engine's opt-in refusals, every toggle on at once
+//! (`secrets = "refuse"`, `no_source_create = "refuse"`,
+//! `marker_repair = "never"`), on the estate twin after greenfield apply
+//! left the estate there as the engine applied it.
+//!
+//! Four plans, each in the estate twin's working copy with a `strict` block
+//! written into its `live.hcl`: the root alone (every toggle silent), then
+//! the root with a scratch block setting a secret, with a scratch block
+//! creating what only the record store could find again, and with one
+//! object's address marker wrong. Each of the last three is refused once,
+//! by address and by setting. The scratch blocks are never applied; the
+//! working copy's `live.hcl` and the live system are put back afterwards.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::stage::Toggle;
+
+use super::day_two::{verdict, ADDRESS_KEY};
+use super::{Lane, StageOutput, StepError};
+
+/// The scratch file the refused blocks are written into.
+const SCRATCH: &str = "strict_scratch.tf";
+
+/// A scratch block whose config-only argument (one the provider cannot
+/// read back, so only the record store could keep it) is set from a
+/// sensitive variable.
+const SECRET: &str = r#"variable "strict_break_glass" {
+  type      = bool
+  sensitive = true
+  default   = true
+}
+
+resource "aws_s3_bucket" "strict_secret" {
+  bucket        = "refaws-strict-secret"
+  force_destroy = var.strict_break_glass
+}
+"#;
+const SECRET_ADDR: &str = "aws_s3_bucket.strict_secret";
+
+/// A scratch block creating a subscription: its ARN is generated, no
+/// configuration names it and no listing finds it by owner.
+const NO_SOURCE: &str = r#"resource "aws_sns_topic_subscription" "strict_extra" {
+  topic_arn = aws_sns_topic.events.arn
+  protocol  = "sqs"
+  endpoint  = aws_sqs_queue.jobs.arn
+}
+"#;
+const NO_SOURCE_ADDR: &str = "aws_sns_topic_subscription.strict_extra";
+
+/// The address written over the queue's own in the marker arm.
+const WRONG_ADDRESS: &str = "aws_sqs_queue.retired";
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StepError + '_ {
+    move |source| StepError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The estate's `live` block with a `strict` block; a toggle's BREAK turns
+/// its setting back off.
+fn settings(lane: &Lane) -> String {
+    let b = lane.breaks;
+    let pick = |t: Toggle, on: &'static str, off: &'static str| if b.on(t) { off } else { on };
+    format!(
+        "live {{\n  estate = \"{}\"\n  strict {{\n    secrets          = \"{}\"\n    no_source_create = \"{}\"\n    marker_repair    = \"{}\"\n  }}\n}}\n",
+        lane.estate.name,
+        pick(Toggle::StrictSecrets, "refuse", "allow"),
+        pick(Toggle::StrictCreate, "refuse", "allow"),
+        pick(Toggle::StrictMarkers, "never", "repair"),
+    )
+}
+
+/// The `Error: ` summaries of what the engine printed.
+fn errors(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("Error: "))
+        .collect()
+}
+
+/// A plan that must be refused exactly once, with `summary`, naming
+/// `addr` and the setting `setting`.
+fn refused_once(
+    result: Result<crate::choudoufu::EnginePlan, String>,
+    summary: &str,
+    addr: &str,
+    setting: &str,
+) -> Result<String, String> {
+    let output = match result {
+        Ok(plan) => {
+            return Err(format!(
+                "no refusal: the plan exited {} with {} ({})",
+                plan.code,
+                plan.summary_line(),
+                plan.describe()
+            ))
+        }
+        Err(output) => output,
+    };
+    let found = errors(&output);
+    let named = output.contains(addr) && output.contains(setting);
+    if found == [summary] && named {
+        Ok(format!(
+            "exactly one refusal, \"{summary}\", naming {addr} and {setting}"
+        ))
+    } else {
+        Err(format!(
+            "expected exactly one \"{summary}\" naming {addr} and {setting}; the plan exited 1 with {} error(s): {}",
+            found.len(),
+            found.join(" | ")
+        ))
+    }
+}
+
+/// The record file of the estate's one subscription, by its name.
+fn subscription_record(lane: &Lane) -> Result<PathBuf, StepError> {
+    let dir = lane.engine.records_dir(&lane.estate.name);
+    lane.engine
+        .records(&lane.estate.name)
+        .into_iter()
+        .find(|n| n.starts_with("aws_sns_topic_subscription."))
+        .map(|n| dir.join(n))
+        .ok_or_else(|| {
+            StepError::Knob(format!(
+                "the record store {} holds no aws_sns_topic_subscription record",
+                dir.display()
+            ))
+        })
+}
+
+pub fn strict_profile(lane: &Lane) -> Result<StageOutput, StepError> {
+    let live = lane.engine.dir.join("live.hcl");
+    let original = fs::read_to_string(&live).map_err(io(&live))?;
+    fs::write(&live, settings(lane)).map_err(io(&live))?;
+    let result = arms(lane);
+    let scratch = lane.engine.dir.join(SCRATCH);
+    if scratch.exists() {
+        fs::remove_file(&scratch).map_err(io(&scratch))?;
+    }
+    fs::write(&live, original).map_err(io(&live))?;
+    result
+}
+
+fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let e = lane.estate_twin();
+    let scratch = lane.engine.dir.join(SCRATCH);
+
+    // Every toggle on, the root as it is: nothing to refuse.
+    clock.say("Strict profile: choudoufu plan of the estate's root with every toggle on");
+    let record = subscription_record(lane)?;
+    let aside = record.with_extension("aside");
+    if lane.breaks.on(Toggle::StrictSilent) {
+        fs::rename(&record, &aside).map_err(io(&record))?;
+    }
+    let silent = lane.engine.plan_or_refusal(clock, &[]);
+    if lane.breaks.on(Toggle::StrictSilent) {
+        fs::rename(&aside, &record).map_err(io(&aside))?;
+    }
+    let silent = match silent? {
+        Ok(plan) if plan.is_empty() => Ok(format!(
+            "the estate's own root plans empty with every toggle on ({}): all three are silent over its {} records and its markers",
+            plan.summary_line(),
+            lane.engine.records(&lane.estate.name).len()
+        )),
+        Ok(plan) => Err(format!(
+            "the estate's root with every toggle on: {} ({})",
+            plan.summary_line(),
+            plan.describe()
+        )),
+        Err(output) => Err(format!(
+            "the estate's root with every toggle on was refused: {}",
+            errors(&output).join(" | ")
+        )),
+    };
+
+    // A secret the record store would have to keep.
+    clock.say("Strict profile: a block setting a secret the provider cannot read back");
+    fs::write(&scratch, SECRET).map_err(io(&scratch))?;
+    let secrets = refused_once(
+        lane.engine.plan_or_refusal(clock, &[])?,
+        "Strict profile: secret refused",
+        SECRET_ADDR,
+        "secrets = \"refuse\"",
+    )
+    .map(|s| {
+        format!("{SECRET_ADDR} sets force_destroy, which the provider cannot read back, from a sensitive variable: {s}")
+    });
+
+    // A create only the record store could find again.
+    clock.say("Strict profile: a block creating what only a record could find");
+    fs::write(&scratch, NO_SOURCE).map_err(io(&scratch))?;
+    let create = refused_once(
+        lane.engine.plan_or_refusal(clock, &[])?,
+        "Strict profile: create refused",
+        NO_SOURCE_ADDR,
+        "no_source_create = \"refuse\"",
+    )
+    .map(|s| format!("a second subscription, {NO_SOURCE_ADDR}: {s}"));
+    fs::remove_file(&scratch).map_err(io(&scratch))?;
+
+    // An object whose address marker is wrong.
+    let queue = &lane.estate.knobs.stamped_queue;
+    let own = e
+        .witness
+        .queue_tags(queue)?
+        .and_then(|t| t.get(ADDRESS_KEY).cloned())
+        .ok_or_else(|| StepError::Knob(format!("the queue {queue} carries no {ADDRESS_KEY}")))?;
+    clock.say(&format!(
+        "Strict profile: {queue}'s {ADDRESS_KEY} rewritten to {WRONG_ADDRESS}"
+    ));
+    e.witness.tag_queue(queue, ADDRESS_KEY, WRONG_ADDRESS)?;
+    let markers = lane.engine.plan_or_refusal(clock, &[]);
+    e.witness.tag_queue(queue, ADDRESS_KEY, &own)?;
+    let markers = refused_once(
+        markers?,
+        "Strict profile: marker repair refused",
+        &own,
+        "marker_repair = \"never\"",
+    )
+    .map(|s| format!("the queue {queue} marked {ADDRESS_KEY}={WRONG_ADDRESS}: {s}"));
+
+    Ok(StageOutput {
+        assertions: vec![
+            verdict(Toggle::StrictSilent, silent),
+            verdict(Toggle::StrictSecrets, secrets),
+            verdict(Toggle::StrictCreate, create),
+            verdict(Toggle::StrictMarkers, markers),
+        ],
+        summary: "every strict toggle on in the estate twin's live.hcl (secrets = \"refuse\", no_source_create = \"refuse\", marker_repair = \"never\"), four plans, none applied".into(),
+        plans: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_refusal_is_judged_by_its_summary_address_and_setting() {
+        let out = "\nError: Strict profile: create refused\n\n  on strict_scratch.tf line 1:\n\naws_sns_topic_subscription.strict_extra would create ... (no_source_create = \"refuse\") refuses such creates.\n";
+        let ok = refused_once(
+            Err(out.into()),
+            "Strict profile: create refused",
+            NO_SOURCE_ADDR,
+            "no_source_create = \"refuse\"",
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+        let twice = format!("{out}{out}");
+        assert!(refused_once(
+            Err(twice),
+            "Strict profile: create refused",
+            NO_SOURCE_ADDR,
+            "no_source_create"
+        )
+        .is_err());
+        assert!(refused_once(
+            Err(out.into()),
+            "Strict profile: create refused",
+            SECRET_ADDR,
+            "no_source_create"
+        )
+        .is_err());
+    }
+}
