@@ -34,6 +34,8 @@ use tokio::sync::Semaphore;
 /// What an apply did.
 #[derive(Debug, Clone, Default)]
 pub struct Applied {
+    /// Objects `import` blocks brought into the estate.
+    pub imported: usize,
     pub added: usize,
     pub changed: usize,
     pub destroyed: usize,
@@ -493,6 +495,13 @@ async fn change(
     // Interrupted while waiting for a turn: this change never starts.
     if shared.stopping() && !matches!(step.action, Action::NoOp | Action::Read) {
         return Ok(prior_value());
+    }
+    // As terraform, an imported object is announced before its change;
+    // stamping its markers is that change.
+    if let Some(id) = &step.importing {
+        shared.say(format!("{}: Importing... [id={id}]", step.addr));
+        shared.say(format!("{}: Import complete [id={id}]", step.addr));
+        shared.done.borrow_mut().imported += 1;
     }
     // Deposed objects go after the instance's own create or update (the
     // create_before_destroy order), but before its destroy, which forgets

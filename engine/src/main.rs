@@ -681,8 +681,12 @@ fn apply_complete(done: &engine::apply::Applied, destroy: bool, color: bool) -> 
     let text = if destroy {
         format!("Destroy complete! Resources: {} destroyed.", done.destroyed)
     } else {
+        let imported = match done.imported {
+            0 => String::new(),
+            n => format!("{n} imported, "),
+        };
         format!(
-            "Apply complete! Resources: {} added, {} changed, {} destroyed.",
+            "Apply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
             done.added, done.changed, done.destroyed
         )
     };

@@ -71,6 +71,8 @@ pub struct Step {
     /// Old objects a create_before_destroy replacement left behind, to be
     /// destroyed after this step's own change.
     pub deposed: Vec<DeposedObject>,
+    /// The ID an `import` block brings the object into the estate by.
+    pub importing: Option<String>,
 }
 
 /// A deposed object as the plan read it: its record entry and the object.
@@ -345,26 +347,44 @@ impl<'a, 'r> Planner<'a, 'r> {
             } else {
                 None
             };
-            inputs.push((addr, config, record));
+            let import = self.import_id(res, &addr)?;
+            inputs.push((addr, config, record, import));
         }
         let shared = sessions.get(&pref).await?.clone();
         let founds: Vec<_> =
-            futures_util::stream::iter(
-                inputs.iter().map(|(_, config, record)| {
-                    let mut provider = shared.clone();
-                    async move {
-                        bind(&mut provider, row, &key.type_name, config, record.as_ref()).await
+            futures_util::stream::iter(inputs.iter().map(|(_, config, record, import)| {
+                let mut provider = shared.clone();
+                async move {
+                    match import {
+                        // An import block names the object itself.
+                        Some(id) => import_read(&mut provider, &key.type_name, id)
+                            .await
+                            .map(|found| (Some(id.clone()), found)),
+                        None => {
+                            bind(&mut provider, row, &key.type_name, config, record.as_ref()).await
+                        }
                     }
-                }),
-            )
+                }
+            }))
             .buffered(READS_IN_FLIGHT)
             .collect()
             .await;
         let provider = sessions.get(&pref).await?;
         let mut afters = Vec::new();
-        for ((addr, config, record), found) in inputs.into_iter().zip(founds) {
+        for ((addr, config, record, import), found) in inputs.into_iter().zip(founds) {
             let found = match found.map_err(|e| provider_failed(res, &addr, e))? {
                 (Some(id), Some(state)) => Some((id, state)),
+                (Some(_), None) if import.is_some() => {
+                    return Err(Diagnostic::error(
+                        "Cannot import non-existent remote object",
+                        format!(
+                            "While attempting to import an existing object to \"{addr}\", the provider detected that no object exists with the given id. Only pre-existing objects can be imported; check that the id is correct and that it is associated with the provider's configured region or endpoint, or remove the import block to create a new remote object for this resource."
+                        ),
+                    )
+                    .at(res.range.clone())
+                    .about(addr.to_string())
+                    .into());
+                }
                 (tried, _) => self
                     .rebind(
                         &mut shared.clone(),
@@ -380,9 +400,29 @@ impl<'a, 'r> Planner<'a, 'r> {
                 .deposed(&mut shared.clone(), row, record.as_ref())
                 .await
                 .map_err(|e| provider_failed(res, &addr, e))?;
+            // An import block adopts an object this estate does not own
+            // yet and no other estate has marked; one this estate already
+            // owns is simply bound, as stock terraform skips the import of
+            // an instance its state already holds.
+            let importing = match (&found, import) {
+                (Some((id, state)), Some(_)) => {
+                    let owned = self
+                        .check_owner(res, &addr, row, id, &state.value, &config)
+                        .is_ok()
+                        || (row.marks != Marks::Tags && record.is_some());
+                    let another = matches!(
+                        marker::owner(&state.value),
+                        Owner::Estate { estate, .. } if estate != self.req.settings.estate
+                    );
+                    (!owned && !another).then(|| id.clone())
+                }
+                _ => None,
+            };
             let prior = match found {
                 Some((id, mut state)) => {
-                    self.check_owner(res, &addr, row, &id, &state.value, &config)?;
+                    if importing.is_none() {
+                        self.check_owner(res, &addr, row, &id, &state.value, &config)?;
+                    }
                     patch_config_only(&mut state.value, &config, record.as_ref(), row, &schema);
                     self.bound.insert(id.clone());
                     if let Some(arn) = state.value.get("arn").and_then(Value::as_str) {
@@ -522,6 +562,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                 schema: schema.clone(),
                 replace_paths,
                 deposed: None,
+                importing: importing.clone(),
             });
             self.steps.insert(
                 addr.clone(),
@@ -535,6 +576,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                     prior: prior.map(|p| p.1),
                     schema: schema.clone(),
                     deposed: deposed.clone(),
+                    importing,
                 },
             );
             for d in deposed {
@@ -549,6 +591,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                     schema: schema.clone(),
                     replace_paths: Vec::new(),
                     deposed: Some(d.entry.key),
+                    importing: None,
                 });
             }
         }
@@ -558,6 +601,45 @@ impl<'a, 'r> Planner<'a, 'r> {
         };
         self.values_mut().resources.insert(key.clone(), whole);
         Ok(())
+    }
+
+    /// The ID of the root's `import` block for `addr`, evaluated: `None`
+    /// when no import block names it (import blocks live in the root
+    /// module only).
+    fn import_id(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+    ) -> Result<Option<String>, Diagnostics> {
+        if !self.here.is_empty() {
+            return Ok(None);
+        }
+        for import in &self.module().imports {
+            let to = expr_text(&import.to).parse::<ResourceInstanceAddr>();
+            if to.as_ref().ok() != Some(addr) {
+                continue;
+            }
+            let invalid = |detail: String| -> Diagnostics {
+                Diagnostic::error("Invalid import id argument", detail)
+                    .at(import.range.clone())
+                    .about(addr.to_string())
+                    .into()
+            };
+            if import.for_each.is_some() {
+                return Err(invalid(format!(
+                    "This engine does not expand an import block's for_each yet: write one import block per instance of {}.",
+                    res.key
+                )));
+            }
+            let id = self.values().eval(&import.id, &Instance::default())?;
+            return match id.as_str() {
+                Some(s) if id.is_known() && !s.is_empty() => Ok(Some(s.to_string())),
+                _ => Err(invalid(
+                    "The import block \"id\" argument must be a non-empty string known before apply, from literals, variables and locals.".into(),
+                )),
+            };
+        }
+        Ok(None)
     }
 
     /// Whether a `moved` block renames `old` to `new`: one of this module's
@@ -644,7 +726,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                 Owner::Nobody => Err(refuse(
                     "Object not owned by this estate",
                     format!(
-                        "{addr} would bind to the live object {id}, which carries no {} marker: something outside estate \"{estate}\" made it. It is never adopted silently. To bring it into the estate, run choudoufu migrate with a terraform state that holds it; otherwise give this block's object another name.",
+                        "{addr} would bind to the live object {id}, which carries no {} marker: something outside estate \"{estate}\" made it. It is never adopted silently. To bring it into the estate, add an import block for it (to = {addr}, id = \"{id}\"), or run choudoufu migrate with a terraform state that holds it; otherwise give this block's object another name.",
                         marker::ESTATE_TAG
                     ),
                 )),
@@ -919,6 +1001,7 @@ impl<'a, 'r> Planner<'a, 'r> {
             schema: schema.clone(),
             replace_paths: Vec::new(),
             deposed: None,
+            importing: None,
         });
         self.steps.insert(
             addr.clone(),
@@ -932,6 +1015,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                 id: Some(id),
                 schema,
                 deposed: Vec::new(),
+                importing: None,
             },
         );
         Ok(())
@@ -1146,15 +1230,7 @@ fn moved_from(
     old: &ResourceInstanceAddr,
     new: &ResourceInstanceAddr,
 ) -> bool {
-    let text = |e: &crate::config::Expr| {
-        let span = crate::config::span_of(&e.expr);
-        e.file
-            .text()
-            .get(span)
-            .unwrap_or_default()
-            .trim()
-            .to_string()
-    };
+    let text = expr_text;
     let strip = |a: &ResourceInstanceAddr| ResourceInstanceAddr {
         key: None,
         ..a.clone()
@@ -1178,6 +1254,18 @@ fn moved_from(
                 && to == strip(new)
                 && old.key == new.key)
     })
+}
+
+/// An expression as its source spells it: an address in a `moved` or
+/// `import` block.
+fn expr_text(e: &crate::config::Expr) -> String {
+    let span = crate::config::span_of(&e.expr);
+    e.file
+        .text()
+        .get(span)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// The address of an instance of a block of the module instance `module`.

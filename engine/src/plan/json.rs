@@ -117,6 +117,8 @@ pub(crate) struct ChangeJson {
     pub before_sensitive: Json,
     pub after_sensitive: Json,
     pub replace_paths: Option<Json>,
+    /// `{"id": ...}` when an `import` block brings the object in.
+    pub importing: Option<Json>,
 }
 
 impl ChangeJson {
@@ -134,6 +136,9 @@ impl ChangeJson {
         c.insert("after_sensitive".into(), self.after_sensitive.clone());
         if let Some(p) = &self.replace_paths {
             c.insert("replace_paths".into(), p.clone());
+        }
+        if let Some(i) = &self.importing {
+            c.insert("importing".into(), i.clone());
         }
         Json::Object(c)
     }
@@ -193,6 +198,7 @@ pub(crate) fn resource_change(rc: &ResourceChange) -> ChangeJson {
                 rc.replace_paths.iter().map(path_json).collect(),
             ))
         },
+        importing: rc.importing.as_ref().map(|id| json!({ "id": id })),
     }
 }
 
@@ -211,6 +217,7 @@ pub(crate) fn output_change(oc: &OutputChange) -> ChangeJson {
         before_sensitive: json!(oc.sensitive),
         after_sensitive: json!(oc.sensitive),
         replace_paths: None,
+        importing: None,
     }
 }
 

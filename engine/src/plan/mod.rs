@@ -77,6 +77,8 @@ pub struct ResourceChange {
     /// The key of a deposed object (one a create_before_destroy
     /// replacement left behind), whose destroy this change is.
     pub deposed: Option<String>,
+    /// The ID an `import` block brings the object into the estate by.
+    pub importing: Option<String>,
 }
 
 /// An output value's change.
@@ -121,11 +123,19 @@ impl Plan {
         (add, change, destroy)
     }
 
+    /// How many objects `import` blocks bring into the estate.
+    pub fn imports(&self) -> usize {
+        self.changes
+            .iter()
+            .filter(|c| c.importing.is_some())
+            .count()
+    }
+
     /// Whether applying would change anything in the live system.
     pub fn has_changes(&self) -> bool {
         self.changes
             .iter()
-            .any(|c| !matches!(c.action, Action::NoOp | Action::Read))
+            .any(|c| !matches!(c.action, Action::NoOp | Action::Read) || c.importing.is_some())
             || self.outputs.iter().any(|o| o.action != Action::NoOp)
     }
 }

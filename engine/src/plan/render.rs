@@ -11,9 +11,8 @@
 //! a change as context.
 //!
 //! Lines wrap as terraform wraps them when its output is not a terminal
-//! (78 columns). Drift ("Objects have changed outside of Terraform"),
-//! deferred changes, imports and deposed objects are not rendered: the
-//! plan model does not hold them.
+//! (78 columns). Drift ("Objects have changed outside of Terraform") and
+//! deferred changes are not rendered: the plan model does not hold them.
 
 use std::collections::BTreeMap;
 
@@ -41,7 +40,7 @@ pub fn human(plan: &Plan, color: bool) -> String {
     for rc in pj::sorted_changes(plan) {
         let act = Act::of(rc.action);
         let moved = is_moved(rc);
-        if act == Act::NoOp && !moved {
+        if act == Act::NoOp && !moved && rc.importing.is_none() {
             continue;
         }
         if act == Act::Delete && rc.addr.mode != Mode::Managed {
@@ -112,7 +111,18 @@ pub fn human(plan: &Plan, color: bool) -> String {
 /// read and moves alone are not counted.
 pub fn summary(plan: &Plan) -> String {
     let (add, change, destroy) = counts(plan);
-    format!("Plan: {add} to add, {change} to change, {destroy} to destroy.")
+    format!(
+        "Plan: {}{add} to add, {change} to change, {destroy} to destroy.",
+        to_import(plan)
+    )
+}
+
+/// `1 to import, ` when `import` blocks bring objects in, else nothing.
+fn to_import(plan: &Plan) -> String {
+    match plan.imports() {
+        0 => String::new(),
+        n => format!("{n} to import, "),
+    }
 }
 
 fn counts(plan: &Plan) -> (usize, usize, usize) {
@@ -138,7 +148,8 @@ fn counts(plan: &Plan) -> (usize, usize, usize) {
 fn summary_with(plan: &Plan, c: &Colorize) -> String {
     let (add, change, destroy) = counts(plan);
     c.color(&format!(
-        "\n[bold]Plan:[reset] {add} to add, {change} to change, {destroy} to destroy.\n"
+        "\n[bold]Plan:[reset] {}{add} to add, {change} to change, {destroy} to destroy.\n",
+        to_import(plan)
     ))
 }
 
@@ -175,6 +186,7 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
     };
     let mut s = String::new();
     let mut printed_moved = false;
+    let mut printed_imported = false;
     match act {
         Act::Create => s.push_str(&format!("[bold]  # {addr}[reset] will be created")),
         Act::Read => {
@@ -235,6 +247,9 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
                     "[bold]  # {prev}[reset] has moved to [bold]{addr}[reset]"
                 ));
                 printed_moved = true;
+            } else if rc.importing.is_some() {
+                s.push_str(&format!("[bold]  # {addr}[reset] will be imported"));
+                printed_imported = true;
             }
         }
     }
@@ -242,6 +257,14 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
     if let Some(prev) = rc.previous_addr.as_ref().filter(|p| **p != rc.addr) {
         if !printed_moved {
             s.push_str(&format!("  # [reset](moved from {prev})\n"));
+        }
+    }
+    if let (Some(id), false) = (&rc.importing, printed_imported) {
+        s.push_str(&format!("  # [reset](imported from \"{id}\")\n"));
+        if matches!(act, Act::DeleteThenCreate | Act::CreateThenDelete) {
+            s.push_str(
+                "  # [reset][yellow]Warning: this will destroy the imported resource[reset]\n",
+            );
         }
     }
     s
@@ -2576,6 +2599,7 @@ mod tests {
             schema: schema.clone(),
             replace_paths: Vec::new(),
             deposed: None,
+            importing: None,
         };
         let plan = Plan {
             changes: vec![
@@ -2622,6 +2646,7 @@ mod tests {
             schema: Arc::new(Schema { version: 0, block }),
             replace_paths: Vec::new(),
             deposed: Some("byebye".into()),
+            importing: None,
         };
         // terraform's own expectation for this change (its renderer tests).
         assert_eq!(

@@ -160,6 +160,7 @@ fn plan_from_json(j: &Json, aws: &ProviderSchema, destroy: bool) -> Plan {
                 .map(|ps| ps.iter().map(path).collect())
                 .unwrap_or_default(),
             deposed: rc.get("deposed").and_then(Json::as_str).map(str::to_string),
+            importing: rc["change"]["importing"]["id"].as_str().map(str::to_string),
         });
     }
     for (name, oc) in j["output_changes"].as_object().into_iter().flatten() {

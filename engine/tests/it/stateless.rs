@@ -770,3 +770,140 @@ fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
     let destroyed = e.engine(&["destroy", "-auto-approve"]);
     assert!(destroyed.status.success(), "{}", text(&destroyed));
 }
+
+/// A root declaring one SSM parameter, with `extra` beside it.
+fn adopt_root(dir: &Path, moto: &Moto, extra: &str) {
+    std::fs::write(
+        dir.join("main.tf"),
+        format!(
+            "{}\nresource \"aws_ssm_parameter\" \"adopted\" {{\n  name  = \"/it/adopt\"\n  type  = \"String\"\n  value = \"theirs\"\n}}\n{extra}",
+            aws_provider(&moto.endpoint)
+        ),
+    )
+    .unwrap();
+    write_live(dir, ESTATE);
+}
+
+#[test]
+fn an_import_block_adopts_an_unmarked_object_as_stock_imports_it() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    let put = |name: &str, tags: Option<&str>| {
+        let mut args = vec![
+            "ssm",
+            "put-parameter",
+            "--name",
+            name,
+            "--type",
+            "String",
+            "--value",
+            "theirs",
+        ];
+        if let Some(t) = tags {
+            args.extend(["--tags", t]);
+        }
+        moto.aws(&args);
+    };
+    put("/it/adopt", None);
+    let import = "import {\n  to = aws_ssm_parameter.adopted\n  id = \"/it/adopt\"\n}\n";
+
+    // Without an import block the object is never adopted.
+    adopt_root(e.dir.path(), &moto, "");
+    let refused = e.engine(&["plan"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        flat(&text(&refused)).contains("add an import block"),
+        "{}",
+        text(&refused)
+    );
+
+    // With one, it is imported, as stock imports it, and its markers are
+    // the one change.
+    adopt_root(e.dir.path(), &moto, import);
+    let terraform = crate::support::terraform();
+    let init = e.run(&terraform, &["init", "-no-color"]);
+    assert!(init.status.success(), "{}", text(&init));
+    let stock = text(&e.run(&terraform, &["plan", "-no-color"]));
+    // Stock writes no marker, so its import changes nothing.
+    assert!(
+        stock.contains("# aws_ssm_parameter.adopted will be imported"),
+        "{stock}"
+    );
+    assert!(
+        stock.contains("Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{stock}"
+    );
+    let planned = e.engine(&["plan", "-detailed-exitcode", "-out", "adopt.plan"]);
+    assert_eq!(planned.status.code(), Some(2), "{}", text(&planned));
+    let plan = text(&planned);
+    assert!(
+        plan.contains("# aws_ssm_parameter.adopted will be updated in-place\n  # (imported from \"/it/adopt\")"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("+ \"tofu-estate\"  = \"it-stateless\""),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Plan: 1 to import, 0 to add, 1 to change, 0 to destroy."),
+        "{plan}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&e.engine(&["show", "-json", "adopt.plan"]).stdout).unwrap();
+    assert_eq!(
+        json["resource_changes"][0]["change"]["importing"]["id"],
+        "/it/adopt"
+    );
+
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    let out = text(&applied);
+    assert!(applied.status.success(), "{out}");
+    assert!(
+        out.contains("aws_ssm_parameter.adopted: Importing... [id=/it/adopt]")
+            && out.contains("aws_ssm_parameter.adopted: Import complete [id=/it/adopt]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Apply complete! Resources: 1 imported, 0 added, 1 changed, 0 destroyed."),
+        "{out}"
+    );
+    let tags = parameter_tags(&moto, "/it/adopt").unwrap();
+    assert_eq!(tag(&tags, "tofu-estate"), Some(ESTATE), "{tags}");
+    assert_eq!(
+        tag(&tags, "tofu-address"),
+        Some("aws_ssm_parameter.adopted"),
+        "{tags}"
+    );
+    // Owned now: the import block left in place imports nothing again.
+    let replan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+
+    // An import of nothing is stock's error; another estate's object is
+    // refused even with an import block.
+    let missing = import.replace("/it/adopt", "/it/nothing");
+    adopt_root(e.dir.path(), &moto, &missing);
+    let out = text(&e.engine(&["plan"]));
+    assert!(
+        out.contains("Cannot import non-existent remote object"),
+        "{out}"
+    );
+    put("/it/theirs", Some("Key=tofu-estate,Value=payments"));
+    let theirs = import.replace("/it/adopt", "/it/theirs");
+    std::fs::write(
+        e.dir.path().join("main.tf"),
+        format!(
+            "{}\nresource \"aws_ssm_parameter\" \"adopted\" {{\n  name  = \"/it/theirs\"\n  type  = \"String\"\n  value = \"theirs\"\n}}\n{theirs}",
+            aws_provider(&moto.endpoint)
+        ),
+    )
+    .unwrap();
+    let refused = e.engine(&["plan"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        flat(&text(&refused)).contains("carries the marker of estate \"payments\""),
+        "{}",
+        text(&refused)
+    );
+    let tags = parameter_tags(&moto, "/it/theirs").unwrap();
+    assert_eq!(tag(&tags, "tofu-estate"), Some("payments"), "{tags}");
+}
