@@ -23,6 +23,7 @@ use crate::eval::module::{expansion, Expansion, Instance, ModuleValues, TreeValu
 use crate::graph::{cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::live::Settings;
 use crate::plan::{Action, Plan, Reason, ResourceChange};
+use crate::provider::diagnostic::{AttributePath, PathStep};
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::schema::Schema;
@@ -460,6 +461,11 @@ impl<'a, 'r> Planner<'a, 'r> {
                         value: live,
                         private: state.private.clone(),
                     };
+                    let replace_paths = forcing(
+                        &state.value,
+                        &planned.planned_state,
+                        &planned.requires_replace,
+                    );
                     if same(&planned.planned_state, &state.value) {
                         (
                             Action::NoOp,
@@ -467,7 +473,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                             Some(state.value.clone()),
                             Vec::new(),
                         )
-                    } else if !planned.requires_replace.is_empty() {
+                    } else if !replace_paths.is_empty() {
                         self.check_prevent_destroy(res, &addr)?;
                         let create = plan_create(provider, &key.type_name, &schema, &marked)
                             .await
@@ -478,7 +484,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                             },
                             Some(state.value.clone()),
                             Some(create.planned_state),
-                            planned.requires_replace,
+                            replace_paths,
                         )
                     } else {
                         (
@@ -1649,6 +1655,41 @@ fn default_config_only(live: &mut Value, planned: &Value, row: &Row) {
     }
 }
 
+/// The paths among those the provider says force a replacement whose value
+/// actually changes from `prior` to `planned`, or is not yet known: as
+/// terraform does, so an SDK provider's `id` (listed whenever anything forces
+/// a replacement) is not itself blamed, and a listed path that does not
+/// change (or reaches nothing on either side) plans an update.
+fn forcing(prior: &Value, planned: &Value, paths: &[AttributePath]) -> Vec<AttributePath> {
+    paths
+        .iter()
+        .filter(|path| {
+            let before = at_path(prior, path);
+            let after = at_path(planned, path);
+            match (before, after) {
+                (None, None) => false,
+                (Some(v), None) | (None, Some(v)) => !v.is_null() || !v.is_known(),
+                (Some(b), Some(a)) => {
+                    crate::eval::expr::equals(&b.clone().unmark_deep(), &a.clone().unmark_deep())
+                        != Some(true)
+                }
+            }
+        })
+        .cloned()
+        .collect()
+}
+
+/// The value `path` reaches in `v`, if every step finds something.
+fn at_path<'a>(v: &'a Value, path: &AttributePath) -> Option<&'a Value> {
+    path.0.iter().try_fold(v, |v, step| match (step, &v.kind) {
+        (PathStep::Attribute(k) | PathStep::Key(k), _) => v.get(k),
+        (PathStep::Index(i), Kind::List(_, e) | Kind::Tuple(e)) => {
+            usize::try_from(*i).ok().and_then(|i| e.get(i))
+        }
+        _ => None,
+    })
+}
+
 /// Whether two objects are the same (sets compared as sets).
 pub fn same(a: &Value, b: &Value) -> bool {
     match (&a.kind, &b.kind) {
@@ -1733,6 +1774,44 @@ fn sweep_failed(e: ProviderError) -> Diagnostics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_paths_whose_value_changes_or_is_unknown_force_a_replacement() {
+        let obj = |id: Value, name: &str| {
+            Value::object(BTreeMap::from([
+                ("id".to_string(), id),
+                ("name".to_string(), Value::string(name)),
+                (
+                    "tags".to_string(),
+                    Value::map(
+                        Type::String,
+                        BTreeMap::from([("k".into(), Value::string("v"))]),
+                    ),
+                ),
+            ]))
+        };
+        let path = |steps: &[PathStep]| AttributePath(steps.to_vec());
+        let id = path(&[PathStep::Attribute("id".into())]);
+        let name = path(&[PathStep::Attribute("name".into())]);
+        let tag = path(&[
+            PathStep::Attribute("tags".into()),
+            PathStep::Key("k".into()),
+        ]);
+        let gone = path(&[
+            PathStep::Attribute("tags".into()),
+            PathStep::Key("x".into()),
+        ]);
+        let prior = obj(Value::string("q"), "a");
+        // The SDK lists `id` beside `name`; only `name` changes.
+        let renamed = obj(Value::string("q"), "b");
+        let all = [id.clone(), name.clone(), tag.clone(), gone.clone()];
+        assert_eq!(forcing(&prior, &renamed, &all), vec![name.clone()]);
+        // Nothing listed changes: an update, not a replacement.
+        assert!(forcing(&prior, &prior, &all).is_empty());
+        // A value not known until apply may change: it forces.
+        let unknown = obj(Value::unknown(Type::String), "a");
+        assert_eq!(forcing(&prior, &unknown, &all), vec![id]);
+    }
 
     #[test]
     fn a_moved_block_in_a_module_renames_within_each_instance_of_it() {

@@ -645,6 +645,14 @@ fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
         "{plan}"
     );
     assert!(plan.contains("# forces replacement"), "{plan}");
+    // As stock: the SDK lists `id` among the paths forcing the replacement,
+    // but `id` itself does not change in the update plan, so it is not
+    // blamed.
+    assert!(
+        plan.lines()
+            .any(|l| l.trim_start().starts_with("~ id ") && !l.contains("# forces")),
+        "{plan}"
+    );
     assert!(
         plan.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
         "{plan}"
