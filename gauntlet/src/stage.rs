@@ -200,6 +200,12 @@ pub enum Toggle {
     /// second reads the first, and the next plan is empty. Broken by
     /// deleting the second object before the read (and putting it back).
     CrashRecovered,
+    /// Crash mid-apply: a create_before_destroy replacement killed between
+    /// the new object's create and the old one's destroy leaves both marked
+    /// and the old one deposed in the record; one more apply leaves exactly
+    /// the new object and an empty replan. Broken by creating the old object
+    /// again, carrying the block's markers, before the read.
+    CrashWindow,
     /// Plan, review, apply: a saved plan applied after the live system moved
     /// is refused with exit 3 and applies nothing. Broken by not moving the
     /// live system, so the apply succeeds.
@@ -245,7 +251,7 @@ pub enum Toggle {
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 37] = [
+    pub const ALL: [Toggle; 38] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -272,6 +278,7 @@ impl Toggle {
         Toggle::TeardownUndeclared,
         Toggle::CrashRemainder,
         Toggle::CrashRecovered,
+        Toggle::CrashWindow,
         Toggle::TeardownEngine,
         Toggle::ReviewRefused,
         Toggle::ReviewApplied,
@@ -310,6 +317,7 @@ impl Toggle {
             Toggle::ReplaceEnd => "replace-end",
             Toggle::CrashRemainder => "crash-remainder",
             Toggle::CrashRecovered => "crash-recovered",
+            Toggle::CrashWindow => "crash-window",
             Toggle::ReviewRefused => "review-refused",
             Toggle::ReviewApplied => "review-applied",
             Toggle::RemoveDestroy => "remove-destroy",
@@ -347,7 +355,9 @@ impl Toggle {
             Toggle::ReplacePlan | Toggle::ReplaceOrder | Toggle::ReplaceEnd => {
                 StageId::ReplaceWithCreateBeforeDestroy
             }
-            Toggle::CrashRemainder | Toggle::CrashRecovered => StageId::CrashMidApply,
+            Toggle::CrashRemainder | Toggle::CrashRecovered | Toggle::CrashWindow => {
+                StageId::CrashMidApply
+            }
             Toggle::ReviewRefused | Toggle::ReviewApplied => StageId::PlanReviewApply,
             Toggle::RemoveDestroy | Toggle::RemoveUntouched => StageId::RemoveABlock,
             Toggle::CountDown | Toggle::CountUp => StageId::ChangeCount,
@@ -423,6 +433,9 @@ impl Toggle {
             }
             Toggle::CrashRemainder => "deletes the first object after the kill, before the plan",
             Toggle::CrashRecovered => "deletes the second object after the recovery apply, before the read",
+            Toggle::CrashWindow => {
+                "creates the window's old parameter again, carrying the block's markers, before the read"
+            }
             Toggle::ReviewRefused => "leaves the live system as it was before the first apply",
             Toggle::ReviewApplied => "removes the applied tag before the read",
             Toggle::RemoveDestroy => "keeps the block on the estate twin",

@@ -88,7 +88,8 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
     let crash = detail(&r, "Crash mid-apply");
     assert!(
         crash.contains("choudoufu proposed exactly aws_ssm_parameter.crash_second (create)")
-            && crash.contains("the recovery apply: 1 added, 0 changed, 0 destroyed"),
+            && crash.contains("the recovery apply: 1 added, 0 changed, 0 destroyed")
+            && crash.contains("the record's deposed entry is cleared and the replan is empty"),
         "{crash}"
     );
     let review = detail(&r, "Plan, review, apply");
@@ -281,7 +282,7 @@ fn break_cold_state_cold_markers_cold_undeclared() {
 // twins). Every stage without a toggle on must still pass.
 
 #[test]
-fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state(
+fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_crash_window_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state(
 ) {
     broken_together(
         &[
@@ -295,6 +296,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
             Toggle::ReplacePlan,
             Toggle::ReplaceEnd,
             Toggle::CrashRemainder,
+            Toggle::CrashWindow,
             Toggle::TeardownEngine,
             Toggle::TeardownSurvivors,
             Toggle::ReviewRefused,
