@@ -60,6 +60,7 @@ pub struct RawKnobs {
     pub renamed_to: String,
     pub reviewed_block: String,
     pub crash_parameters: String,
+    pub replaced_parameters: String,
 }
 
 /// Objects that exist before cold deploy and that no stage may touch.
@@ -135,6 +136,10 @@ pub struct Knobs {
     /// Crash mid-apply: the two parameters it adds are named under this
     /// path (`<path>/first`, `<path>/second`); nothing else may live there.
     pub crash_parameters: String,
+    /// Replace with create_before_destroy: the parameter it adds (and
+    /// removes again) is named `<path>/hashed-<8 hex digits of its
+    /// content's sha256>`; nothing else may live there.
+    pub replaced_parameters: String,
 }
 
 /// A checked estate, ready to run.
@@ -340,6 +345,7 @@ impl Estate {
                 renamed_to,
                 reviewed_block,
                 crash_parameters: k.crash_parameters,
+                replaced_parameters: k.replaced_parameters,
             },
             root_files,
             resource_types,
@@ -482,6 +488,7 @@ renamed_block = "aws_sqs_queue.q"
 renamed_to = "aws_sqs_queue.r"
 reviewed_block = "aws_sqs_queue.q"
 crash_parameters = "/p/crash"
+replaced_parameters = "/p/replace"
 "#;
 
     fn estate_dir(manifest: &str, live: &str) -> tempfile::TempDir {

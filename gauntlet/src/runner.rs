@@ -19,8 +19,8 @@ use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
 use crate::stages::{
-    self, crash, day_two, no_local_state, rename, review, strict, Lane, StageOutput, StagePlan,
-    StepError, TwinView,
+    self, crash, day_two, no_local_state, rename, replace, review, strict, Lane, StageOutput,
+    StagePlan, StepError, TwinView,
 };
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
@@ -412,7 +412,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     type StageFn = fn(&Lane, &stages::ColdOutcome) -> Result<StageOutput, StepError>;
     // Plan, review, apply comes after teardown on the page but runs before
     // it: stock's half needs the oracle twin's estate still standing.
-    let chain: [(StageId, StageFn); 9] = [
+    let chain: [(StageId, StageFn); 10] = [
         (StageId::Migrate, day_two::migrate),
         (StageId::ReplanFromNothing, day_two::replan),
         (StageId::NoOpApply, |l, _| day_two::noop_apply(l)),
@@ -420,6 +420,10 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         (StageId::Rename, rename::rename),
         (StageId::RemoveABlock, day_two::remove_block),
         (StageId::ChangeCount, day_two::change_count),
+        (
+            StageId::ReplaceWithCreateBeforeDestroy,
+            replace::replace_with_create_before_destroy,
+        ),
         (StageId::CrashMidApply, crash::crash_mid_apply),
         (StageId::PlanReviewApply, review::plan_review_apply),
     ];

@@ -177,6 +177,20 @@ pub enum Toggle {
     /// Change count: raising it back creates exactly that index and the next
     /// plan is empty. Broken by deleting the created object before the read.
     CountUp,
+    /// Replace with create_before_destroy: a changed identifying attribute
+    /// plans stock's create-before-destroy replacement, with no orphan
+    /// destroy beside it. Broken by taking the old object's address marker
+    /// and record away before the plan (and putting them back after).
+    ReplacePlan,
+    /// Replace with create_before_destroy: at `-parallelism=1` the new
+    /// object's create completes before the deposed object's destroy starts,
+    /// as in stock's log. Broken by dropping `create_before_destroy` from the
+    /// estate twin's block for the apply.
+    ReplaceOrder,
+    /// Replace with create_before_destroy: exactly the new object remains,
+    /// carrying the markers, and the next plan is empty. Broken by creating
+    /// the old object again, carrying the block's markers, before the read.
+    ReplaceEnd,
     /// Crash mid-apply: after the kill the first object exists, marked, the
     /// second does not, and the next plan is exactly the remainder, as
     /// stock's from the same position. Broken by deleting the first object
@@ -186,6 +200,12 @@ pub enum Toggle {
     /// second reads the first, and the next plan is empty. Broken by
     /// deleting the second object before the read (and putting it back).
     CrashRecovered,
+    /// Crash mid-apply: a create_before_destroy replacement killed between
+    /// the new object's create and the old one's destroy leaves both marked
+    /// and the old one deposed in the record; one more apply leaves exactly
+    /// the new object and an empty replan. Broken by creating the old object
+    /// again, carrying the block's markers, before the read.
+    CrashWindow,
     /// Plan, review, apply: a saved plan applied after the live system moved
     /// is refused with exit 3 and applies nothing. Broken by not moving the
     /// live system, so the apply succeeds.
@@ -231,7 +251,7 @@ pub enum Toggle {
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 34] = [
+    pub const ALL: [Toggle; 38] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -250,11 +270,15 @@ impl Toggle {
         Toggle::RemoveUntouched,
         Toggle::CountDown,
         Toggle::CountUp,
+        Toggle::ReplacePlan,
+        Toggle::ReplaceOrder,
+        Toggle::ReplaceEnd,
         Toggle::TeardownRemoved,
         Toggle::TeardownSurvivors,
         Toggle::TeardownUndeclared,
         Toggle::CrashRemainder,
         Toggle::CrashRecovered,
+        Toggle::CrashWindow,
         Toggle::TeardownEngine,
         Toggle::ReviewRefused,
         Toggle::ReviewApplied,
@@ -288,8 +312,12 @@ impl Toggle {
             Toggle::DriftReconverged => "drift-reconverged",
             Toggle::RenameInPlace => "rename-in-place",
             Toggle::RenameMarker => "rename-marker",
+            Toggle::ReplacePlan => "replace-plan",
+            Toggle::ReplaceOrder => "replace-order",
+            Toggle::ReplaceEnd => "replace-end",
             Toggle::CrashRemainder => "crash-remainder",
             Toggle::CrashRecovered => "crash-recovered",
+            Toggle::CrashWindow => "crash-window",
             Toggle::ReviewRefused => "review-refused",
             Toggle::ReviewApplied => "review-applied",
             Toggle::RemoveDestroy => "remove-destroy",
@@ -324,7 +352,12 @@ impl Toggle {
             Toggle::NoopChanges | Toggle::NoopMarkers => StageId::NoOpApply,
             Toggle::DriftSingle | Toggle::DriftReconverged => StageId::DriftAndReconverge,
             Toggle::RenameInPlace | Toggle::RenameMarker => StageId::Rename,
-            Toggle::CrashRemainder | Toggle::CrashRecovered => StageId::CrashMidApply,
+            Toggle::ReplacePlan | Toggle::ReplaceOrder | Toggle::ReplaceEnd => {
+                StageId::ReplaceWithCreateBeforeDestroy
+            }
+            Toggle::CrashRemainder | Toggle::CrashRecovered | Toggle::CrashWindow => {
+                StageId::CrashMidApply
+            }
             Toggle::ReviewRefused | Toggle::ReviewApplied => StageId::PlanReviewApply,
             Toggle::RemoveDestroy | Toggle::RemoveUntouched => StageId::RemoveABlock,
             Toggle::CountDown | Toggle::CountUp => StageId::ChangeCount,
@@ -389,8 +422,20 @@ impl Toggle {
             Toggle::RenameMarker => {
                 "writes the old tofu-address back on the renamed queue before the read"
             }
+            Toggle::ReplacePlan => {
+                "takes the old parameter's address marker and record away before the plan"
+            }
+            Toggle::ReplaceOrder => {
+                "drops create_before_destroy from the estate twin's block for the apply"
+            }
+            Toggle::ReplaceEnd => {
+                "creates the old parameter again, carrying the block's markers, before the read"
+            }
             Toggle::CrashRemainder => "deletes the first object after the kill, before the plan",
             Toggle::CrashRecovered => "deletes the second object after the recovery apply, before the read",
+            Toggle::CrashWindow => {
+                "creates the window's old parameter again, carrying the block's markers, before the read"
+            }
             Toggle::ReviewRefused => "leaves the live system as it was before the first apply",
             Toggle::ReviewApplied => "removes the applied tag before the read",
             Toggle::RemoveDestroy => "keeps the block on the estate twin",

@@ -22,6 +22,7 @@ pub mod crash;
 pub mod day_two;
 pub mod no_local_state;
 pub mod rename;
+pub mod replace;
 pub mod review;
 pub mod strict;
 

@@ -8,6 +8,13 @@
 //! exactly the remainder, as stock's is, and one more apply converges. The
 //! two blocks are removed again afterwards, so the stages after this one see
 //! the estate as it was.
+//!
+//! Then the create_before_destroy window: a parameter renamed under
+//! `create_before_destroy` on the estate twin, the apply killed the instant
+//! the new object's create commits, before the old one is destroyed. Both
+//! objects then carry the block's address marker and the record holds the
+//! old one as the address's deposed object; one more apply must leave
+//! exactly the new object, as stock's replacement does.
 
 use std::fs;
 
@@ -17,7 +24,7 @@ use crate::substrate::Side;
 
 use super::day_two::{
     both_apply, both_plans, put_back_parameter, same_as_stock, side_by_side, sorted,
-    take_parameter, verdict, ESTATE_KEY,
+    take_parameter, verdict, ADDRESS_KEY, ESTATE_KEY,
 };
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
@@ -26,6 +33,8 @@ const HOOK: &str = "CHOUDOUFU_TEST_SIGTERM_AFTER";
 const FIRST: &str = "aws_ssm_parameter.crash_first";
 const SECOND: &str = "aws_ssm_parameter.crash_second";
 const FILE: &str = "crash.tf";
+const WINDOW: &str = "aws_ssm_parameter.crash_rename";
+const WINDOW_FILE: &str = "crash-window.tf";
 
 /// The two blocks, naming their parameters under `prefix`.
 fn blocks(prefix: &str) -> String {
@@ -41,6 +50,22 @@ resource "aws_ssm_parameter" "crash_second" {{
   name  = "{prefix}/second"
   type  = "String"
   value = aws_ssm_parameter.crash_first.name
+}}
+"#
+    )
+}
+
+/// The create_before_destroy block, naming its parameter `name`.
+fn window_block(name: &str) -> String {
+    format!(
+        r#"# Renamed under create_before_destroy, the apply killed in between.
+resource "aws_ssm_parameter" "crash_rename" {{
+  name  = "{name}"
+  type  = "String"
+  value = "window"
+  lifecycle {{
+    create_before_destroy = true
+  }}
 }}
 "#
     )
@@ -197,12 +222,164 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     } else {
         Err(p.join("; "))
     };
+    let window = window(lane)?;
     Ok(StageOutput {
         assertions: vec![
             verdict(Toggle::CrashRemainder, remainder),
             verdict(Toggle::CrashRecovered, recovered),
+            verdict(Toggle::CrashWindow, window),
         ],
         summary: format!("{FIRST} and {SECOND} (which reads the first) added to both roots"),
         plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
     })
+}
+
+/// The create_before_destroy window on the estate twin: killed after the new
+/// object's create, then one more apply.
+fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
+    let clock = lane.clock;
+    let estate = lane.estate;
+    let e = lane.estate_twin();
+    let prefix = &estate.knobs.crash_parameters;
+    let (old, new) = (format!("{prefix}/rename-a"), format!("{prefix}/rename-b"));
+    let path = e.oracle.dir.join(WINDOW_FILE);
+    let write = |name: &str| {
+        fs::write(&path, window_block(name)).map_err(|source| StepError::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+
+    clock.say(&format!(
+        "Crash mid-apply: {WINDOW} ({old}) under create_before_destroy, renamed to {new} and killed between its create and its destroy"
+    ));
+    write(&old)?;
+    let (created, _) = lane.engine.apply(clock, false)?;
+    write(&new)?;
+    let killed = lane.engine.run_env(
+        clock,
+        &["apply", "-auto-approve", "-no-color", "-parallelism=1"],
+        &[(HOOK, WINDOW)],
+    )?;
+    let mut p = Vec::new();
+    if created.added != 1 {
+        p.push(format!("adding {WINDOW} applied {created}"));
+    }
+    let said = format!("{}{}", killed.stdout, killed.stderr);
+    if killed.code != 1 || !said.contains("Operation interrupted") {
+        p.push(format!(
+            "the replacing apply under {HOOK}={WINDOW} exited {} without saying it was interrupted: {}",
+            killed.code,
+            said.trim().lines().last().unwrap_or("")
+        ));
+    }
+    let address = |name: &str| -> Result<Option<String>, StepError> {
+        Ok(e.witness
+            .parameter_tags(name)?
+            .into_iter()
+            .find(|(k, _)| k == ADDRESS_KEY)
+            .map(|(_, v)| v))
+    };
+    let (old_marker, new_marker) = (address(&old)?, address(&new)?);
+    if old_marker.as_deref() != Some(WINDOW) || new_marker.as_deref() != Some(WINDOW) {
+        p.push(format!(
+            "after the kill {old} carries {ADDRESS_KEY}={} and {new} carries {}, where both should carry {WINDOW}",
+            old_marker.as_deref().unwrap_or("(none or absent)"),
+            new_marker.as_deref().unwrap_or("(none or absent)")
+        ));
+    }
+    let deposed_after_kill = deposed(lane)?;
+    if deposed_after_kill != [old.clone()] {
+        p.push(format!(
+            "after the kill the record of {WINDOW} holds deposed objects {deposed_after_kill:?}, where [{old:?}] was expected"
+        ));
+    }
+
+    // One more apply: exactly the new object remains.
+    let replan = lane.engine.plan(clock, &[])?;
+    let (recovered, _) = lane.engine.apply(clock, false)?;
+    if lane.breaks.on(Toggle::CrashWindow) {
+        e.witness.put_parameter_tagged(
+            &old,
+            "window",
+            &[
+                (ESTATE_KEY.to_owned(), estate.name.clone()),
+                (ADDRESS_KEY.to_owned(), WINDOW.to_owned()),
+            ],
+        )?;
+    }
+    let old_there = e.witness.parameter_value(&old)?.is_some();
+    let new_there = e.witness.parameter_value(&new)?.is_some();
+    let deposed_after = deposed(lane)?;
+    let after = lane.engine.plan(clock, &[])?;
+    if lane.breaks.on(Toggle::CrashWindow) {
+        e.witness.delete_parameter(&old)?;
+    }
+    let destroy_one = Applied {
+        destroyed: 1,
+        ..Applied::default()
+    };
+    if recovered != destroy_one {
+        p.push(format!(
+            "the apply after the kill: {recovered}, where {destroy_one} was expected"
+        ));
+    }
+    if old_there || !new_there || !deposed_after.is_empty() || !after.is_empty() {
+        p.push(format!(
+            "after one more apply the AWS CLI finds {old}: {old_there} and {new}: {new_there}; the record's deposed objects: {deposed_after:?}; the next plan: {} ({})",
+            after.summary_line(),
+            after.describe()
+        ));
+    }
+
+    // The block out again.
+    fs::remove_file(&path).map_err(|source| StepError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let (cleaned, _) = lane.engine.apply(clock, false)?;
+    if cleaned != destroy_one {
+        p.push(format!(
+            "with {WINDOW} removed again choudoufu applied {cleaned}"
+        ));
+    }
+    let leg = replan
+        .text
+        .lines()
+        .find(|l| l.contains(&format!("# {WINDOW} (deposed object ")))
+        .map(str::trim)
+        .unwrap_or("(no deposed-object line)")
+        .to_owned();
+    Ok(if p.is_empty() {
+        Ok(format!(
+            "the create_before_destroy window too: {WINDOW} renamed {old} -> {new} was killed by the engine's own hook ({HOOK}={WINDOW}) the instant the new object's create committed, at -parallelism=1, leaving both objects carrying {ADDRESS_KEY}={WINDOW} and the record holding {old} as the address's deposed object; the next plan read {} ('{leg}'), one more apply: {recovered}, after which exactly {new} remains, the record's deposed entry is cleared and the replan is empty ({})",
+            replan.summary_line(),
+            after.summary_line()
+        ))
+    } else {
+        Err(p.join("; "))
+    })
+}
+
+/// The IDs the record of [`WINDOW`] holds as deposed objects.
+fn deposed(lane: &Lane) -> Result<Vec<String>, StepError> {
+    let path = lane
+        .engine
+        .records_dir(&lane.estate.name)
+        .join(format!("{WINDOW}.json"));
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(StepError::Io { path, source }),
+    };
+    let record: serde_json::Value = serde_json::from_str(&text).map_err(|e| StepError::Io {
+        path: path.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })?;
+    Ok(record["deposed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["id"].as_str().map(str::to_owned))
+        .collect())
 }

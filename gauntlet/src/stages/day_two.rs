@@ -157,8 +157,8 @@ fn undeclared_markers(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<Stri
 
 /// A parameter's value and tags, as a BREAK toggle takes it away.
 pub(super) struct Saved {
-    value: String,
-    tags: Vec<(String, String)>,
+    pub(super) value: String,
+    pub(super) tags: Vec<(String, String)>,
 }
 
 /// Delete a parameter, keeping what puts it back as it was.
