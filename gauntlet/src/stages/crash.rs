@@ -23,10 +23,10 @@ use crate::stage::Toggle;
 use crate::substrate::Side;
 
 use super::day_two::{
-    both_apply, both_plans, put_back_parameter, same_as_stock, side_by_side, sorted,
-    take_parameter, verdict, ADDRESS_KEY, ESTATE_KEY,
+    both_apply, both_plans, put_back_parameter, remove_both, same_as_stock, side_by_side, sorted,
+    take_parameter, verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
 };
-use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
+use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 /// The test hook that makes the engine SIGTERM itself after a commit.
 const HOOK: &str = "CHOUDOUFU_TEST_SIGTERM_AFTER";
@@ -83,10 +83,7 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     clock.say(&format!(
         "Crash mid-apply: {FIRST} and {SECOND} added to both roots"
     ));
-    both_ok(lane.both(|t: &TwinView| {
-        let path = t.oracle.dir.join(FILE);
-        fs::write(&path, blocks(prefix)).map_err(|source| StepError::Io { path, source })
-    }))?;
+    write_both(lane, FILE, &blocks(prefix))?;
     let records_before = lane.engine.records(&estate.name).len();
     let target = format!("-target={FIRST}");
     let (killed, stock) = side_by_side(
@@ -194,10 +191,7 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     }
 
     // Both blocks out again, on both twins.
-    both_ok(lane.both(|t: &TwinView| {
-        let path = t.oracle.dir.join(FILE);
-        fs::remove_file(&path).map_err(|source| StepError::Io { path, source })
-    }))?;
+    remove_both(lane, FILE)?;
     let (cp, sp_clean) = both_plans(lane, "crash-clean.tfplan")?;
     let cleaned = both_apply(lane, "crash-clean.tfplan")?;
     let both_gone = sorted(cp.changes.clone())

@@ -485,6 +485,24 @@ pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
     })
 }
 
+/// Write `text` as `file` in both twins' roots.
+pub(super) fn write_both(lane: &Lane, file: &str, text: &str) -> Result<(), StepError> {
+    super::both_ok(lane.both(|t: &TwinView| {
+        let path = t.oracle.dir.join(file);
+        fs::write(&path, text).map_err(|source| StepError::Io { path, source })
+    }))
+    .map(drop)
+}
+
+/// Take `file` out of both twins' roots again.
+pub(super) fn remove_both(lane: &Lane, file: &str) -> Result<(), StepError> {
+    super::both_ok(lane.both(|t: &TwinView| {
+        let path = t.oracle.dir.join(file);
+        fs::remove_file(&path).map_err(|source| StepError::Io { path, source })
+    }))
+    .map(drop)
+}
+
 /// The engine's plan on the estate twin beside stock's on the oracle twin.
 pub(super) fn both_plans(lane: &Lane, name: &str) -> Result<(EnginePlan, Plan), StepError> {
     let o = lane.oracle_twin();

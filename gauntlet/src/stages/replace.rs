@@ -20,10 +20,10 @@ use crate::stage::Toggle;
 use crate::substrate::Side;
 
 use super::day_two::{
-    both_apply, both_plans, put_back_parameter, same_as_stock, side_by_side, take_parameter,
-    verdict, ADDRESS_KEY, ESTATE_KEY,
+    both_apply, both_plans, put_back_parameter, remove_both, same_as_stock, side_by_side,
+    take_parameter, verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
 };
-use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
+use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 const ADDR: &str = "aws_ssm_parameter.hashed";
 const FILE: &str = "replace.tf";
@@ -123,18 +123,11 @@ pub fn replace_with_create_before_destroy(
     let o = lane.oracle_twin();
     let prefix = &estate.knobs.replaced_parameters;
     let (old, new) = (hashed_name(prefix, BEFORE), hashed_name(prefix, AFTER));
-    let write = |content: &str| {
-        both_ok(lane.both(|t: &TwinView| {
-            let path = t.oracle.dir.join(FILE);
-            fs::write(&path, block(prefix, content, true))
-                .map_err(|source| StepError::Io { path, source })
-        }))
-    };
 
     clock.say(&format!(
         "Replace with create_before_destroy: {ADDR} ({old}) added to both roots"
     ));
-    write(BEFORE)?;
+    write_both(lane, FILE, &block(prefix, BEFORE, true))?;
     let (added_plan, _) = both_plans(lane, "replace-add.tfplan")?;
     let added = both_apply(lane, "replace-add.tfplan")?;
     let one_added = Applied {
@@ -151,7 +144,7 @@ pub fn replace_with_create_before_destroy(
     clock.say(&format!(
         "Replace with create_before_destroy: its content changes, so its name: {old} -> {new}"
     ));
-    write(AFTER)?;
+    write_both(lane, FILE, &block(prefix, AFTER, true))?;
     let held = if breaks.on(Toggle::ReplacePlan) {
         Some(unbind(lane, &old)?)
     } else {
@@ -250,10 +243,7 @@ pub fn replace_with_create_before_destroy(
     }
 
     // The block out again, on both twins.
-    both_ok(lane.both(|t: &TwinView| {
-        let path = t.oracle.dir.join(FILE);
-        fs::remove_file(&path).map_err(|source| StepError::Io { path, source })
-    }))?;
+    remove_both(lane, FILE)?;
     let (cp, sp_clean) = both_plans(lane, "replace-clean.tfplan")?;
     let cleaned = both_apply(lane, "replace-clean.tfplan")?;
     if cp.changes != [(ADDR.to_owned(), Action::Delete)] || cleaned.destroyed != 1 {
