@@ -404,25 +404,30 @@ impl<'a, 'r> Planner<'a, 'r> {
             // yet and no other estate has marked; one this estate already
             // owns is simply bound, as stock terraform skips the import of
             // an instance its state already holds.
-            let importing = match (&found, import) {
-                (Some((id, state)), Some(_)) => {
-                    let owned = self
-                        .check_owner(res, &addr, row, id, &state.value, &config)
-                        .is_ok()
-                        || (row.marks != Marks::Tags && record.is_some());
-                    let another = matches!(
-                        marker::owner(&state.value),
-                        Owner::Estate { estate, .. } if estate != self.req.settings.estate
-                    );
-                    (!owned && !another).then(|| id.clone())
+            // An import block whose object this estate has since recorded
+            // (a type without tags) names an owned object too.
+            let mut owner_refusal = None;
+            let mut importing = None;
+            if let Some((id, state)) = &found {
+                let verdict = self.check_owner(res, &addr, row, id, &state.value, &config);
+                let recorded = row.marks != Marks::Tags
+                    && record.as_ref().is_some_and(|r| r.id.as_deref() == Some(id));
+                let another = matches!(
+                    marker::owner(&state.value),
+                    Owner::Estate { estate, .. } if estate != self.req.settings.estate
+                );
+                match (verdict, import.is_some()) {
+                    (Err(_), true) if recorded => {}
+                    (Err(_), true) if !another => importing = Some(id.clone()),
+                    (Err(e), _) => owner_refusal = Some(e),
+                    (Ok(()), _) => {}
                 }
-                _ => None,
-            };
+            }
+            if let Some(e) = owner_refusal {
+                return Err(e);
+            }
             let prior = match found {
                 Some((id, mut state)) => {
-                    if importing.is_none() {
-                        self.check_owner(res, &addr, row, &id, &state.value, &config)?;
-                    }
                     patch_config_only(&mut state.value, &config, record.as_ref(), row, &schema);
                     self.bound.insert(id.clone());
                     if let Some(arn) = state.value.get("arn").and_then(Value::as_str) {
