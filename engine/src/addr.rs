@@ -118,6 +118,38 @@ impl FromStr for ResourceInstanceAddr {
     type Err = AddrError;
 
     fn from_str(input: &str) -> Result<Self, AddrError> {
+        match input.parse::<Target>()? {
+            Target::Resource(a) => Ok(a),
+            Target::Module(_) => Err(AddrError {
+                input: input.to_owned(),
+                reason: "expected '.' after a module step",
+            }),
+        }
+    }
+}
+
+/// What `-target` names: a resource or one of its instances, or a module
+/// call (`module.app`, every instance of it) or one module instance
+/// (`module.app["blue"]`), with everything in it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Target {
+    Resource(ResourceInstanceAddr),
+    Module(Vec<ModuleStep>),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Resource(a) => a.fmt(f),
+            Target::Module(path) => f.write_str(&module_text(path)),
+        }
+    }
+}
+
+impl FromStr for Target {
+    type Err = AddrError;
+
+    fn from_str(input: &str) -> Result<Self, AddrError> {
         let err = |reason| AddrError {
             input: input.to_owned(),
             reason,
@@ -128,16 +160,19 @@ impl FromStr for ResourceInstanceAddr {
         loop {
             let word = p.ident().ok_or_else(|| err("expected a name"))?;
             match word {
-                "module" => {
+                "module" if mode == Mode::Managed => {
                     p.dot().ok_or_else(|| err("expected '.' after 'module'"))?;
                     let name = p.ident().ok_or_else(|| err("expected a module name"))?;
                     let key = p.key().map_err(err)?;
-                    p.dot()
-                        .ok_or_else(|| err("expected '.' after a module step"))?;
                     module.push(ModuleStep {
                         name: name.to_owned(),
                         key,
                     });
+                    if p.rest.is_empty() {
+                        return Ok(Target::Module(module));
+                    }
+                    p.dot()
+                        .ok_or_else(|| err("expected '.' after a module step"))?;
                 }
                 "data" if mode == Mode::Managed => {
                     p.dot().ok_or_else(|| err("expected '.' after 'data'"))?;
@@ -150,13 +185,13 @@ impl FromStr for ResourceInstanceAddr {
                     if !p.rest.is_empty() {
                         return Err(err("unexpected text after the address"));
                     }
-                    return Ok(ResourceInstanceAddr {
+                    return Ok(Target::Resource(ResourceInstanceAddr {
                         module,
                         mode,
                         type_name: type_name.to_owned(),
                         name: name.to_owned(),
                         key,
-                    });
+                    }));
                 }
             }
         }
@@ -263,6 +298,42 @@ mod tests {
             "1abc.q",
         ] {
             assert!(s.parse::<ResourceInstanceAddr>().is_err(), "{s} parsed");
+        }
+    }
+
+    #[test]
+    fn a_target_names_a_resource_or_a_module() {
+        for s in [
+            "module.each",
+            "module.each[\"a\"]",
+            "module.counted[1].module.param",
+            "module.one.aws_sqs_queue.q",
+            "aws_ssm_parameter.urls",
+        ] {
+            let t: Target = s.parse().unwrap();
+            assert_eq!(t.to_string(), s);
+        }
+        assert_eq!(
+            "module.a[0].module.b".parse::<Target>().unwrap(),
+            Target::Module(vec![
+                ModuleStep {
+                    name: "a".into(),
+                    key: Some(InstanceKey::Int(0)),
+                },
+                ModuleStep {
+                    name: "b".into(),
+                    key: None,
+                },
+            ])
+        );
+        for s in [
+            "module",
+            "module.",
+            "module.m.",
+            "module.m[x]",
+            "module.m.data",
+        ] {
+            assert!(s.parse::<Target>().is_err(), "{s} parsed");
         }
     }
 }

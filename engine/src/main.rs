@@ -419,7 +419,7 @@ async fn plan_and_apply(
         let sources = sources.clone();
         let mut targets = Vec::new();
         for t in &args.targets {
-            match t.parse::<engine::addr::ResourceInstanceAddr>() {
+            match t.parse::<engine::addr::Target>() {
                 Ok(a) => targets.push(a),
                 Err(e) => {
                     eprintln!("Error: Invalid target {t:?}: {e}");

@@ -12,7 +12,7 @@
 //! (a call's `count` or `for_each`), so every address carries its module
 //! path (`module.app["a"].aws_sqs_queue.q`).
 
-use crate::addr::{InstanceKey, Mode, ModuleStep, ResourceInstanceAddr};
+use crate::addr::{InstanceKey, Mode, ModuleStep, ResourceInstanceAddr, Target};
 use crate::bind::identity::{self, FromArn, Locate, Marks, Row};
 use crate::bind::marker::{self, Owner};
 use crate::config::tree::Tree;
@@ -49,9 +49,10 @@ pub struct Request<'a> {
     pub destroy: bool,
     /// Read records from the store (the store is always written).
     pub use_records: bool,
-    /// `-target` addresses (resources or instances): plan only these and
-    /// what they depend on, and sweep nothing.
-    pub targets: Vec<ResourceInstanceAddr>,
+    /// `-target` addresses (resources, instances, module calls or module
+    /// instances): plan only these and what they depend on, and sweep
+    /// nothing.
+    pub targets: Vec<Target>,
 }
 
 /// One instance's planned change, with what apply needs to carry it out.
@@ -674,24 +675,47 @@ impl<'a, 'r> Planner<'a, 'r> {
         }
         // A target's module step with no key names every instance of the
         // call, as in terraform.
-        let same_module = |x: &ResourceInstanceAddr| {
-            x.module.len() == addr.module.len()
-                && x.module
+        let calls = |steps: &[ModuleStep]| {
+            steps.len() <= addr.module.len()
+                && steps
                     .iter()
                     .zip(&addr.module)
-                    .all(|(t, m)| t.name == m.name && (t.key.is_none() || t.key == m.key))
+                    .all(|(t, m)| t.name == m.name)
         };
-        let same_block = |x: &ResourceInstanceAddr| {
-            call_names(&x.module) == call_names(&addr.module)
-                && x.mode == addr.mode
-                && x.type_name == addr.type_name
-                && x.name == addr.name
+        let instances = |steps: &[ModuleStep]| {
+            calls(steps)
+                && steps
+                    .iter()
+                    .zip(&addr.module)
+                    .all(|(t, m)| t.key.is_none() || t.key == m.key)
         };
-        let named = t.iter().filter(|x| same_block(x)).collect::<Vec<_>>();
-        named.is_empty()
-            || named
-                .iter()
-                .any(|x| same_module(x) && (x.key.is_none() || x.key == addr.key))
+        // The targets naming this block (the block itself, or a module
+        // call around it); reached when one of them names this instance.
+        let mut named = false;
+        for x in t {
+            match x {
+                Target::Resource(x)
+                    if x.module.len() == addr.module.len()
+                        && calls(&x.module)
+                        && x.mode == addr.mode
+                        && x.type_name == addr.type_name
+                        && x.name == addr.name =>
+                {
+                    named = true;
+                    if instances(&x.module) && (x.key.is_none() || x.key == addr.key) {
+                        return true;
+                    }
+                }
+                Target::Module(steps) if calls(steps) => {
+                    named = true;
+                    if instances(steps) {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        !named
     }
 
     /// Remembers the identifying values of an object this estate owns.
@@ -1194,24 +1218,35 @@ pub async fn configure_providers(
 
 /// The blocks `-target` addresses need: the targets' blocks and everything
 /// they depend on; `None` without targets.
-fn needed_by_targets(
-    graph: &TreeGraph,
-    targets: &[ResourceInstanceAddr],
-) -> Option<BTreeSet<TreeNode>> {
+fn needed_by_targets(graph: &TreeGraph, targets: &[Target]) -> Option<BTreeSet<TreeNode>> {
     if targets.is_empty() {
         return None;
     }
-    let mut todo: Vec<TreeNode> = targets
-        .iter()
-        .map(|t| TreeNode {
-            module: call_names(&t.module),
-            node: Node::Resource(ResourceKey {
-                mode: t.mode,
-                type_name: t.type_name.clone(),
-                name: t.name.clone(),
+    let mut todo: Vec<TreeNode> = Vec::new();
+    for t in targets {
+        match t {
+            Target::Resource(t) => todo.push(TreeNode {
+                module: call_names(&t.module),
+                node: Node::Resource(ResourceKey {
+                    mode: t.mode,
+                    type_name: t.type_name.clone(),
+                    name: t.name.clone(),
+                }),
             }),
-        })
-        .collect();
+            // Every resource block in the call and the calls within it.
+            Target::Module(steps) => {
+                let within = call_names(steps);
+                todo.extend(
+                    graph
+                        .nodes()
+                        .filter(|n| {
+                            matches!(n.node, Node::Resource(_)) && n.module.starts_with(&within)
+                        })
+                        .cloned(),
+                );
+            }
+        }
+    }
     let mut seen = BTreeSet::new();
     let mut out = BTreeSet::new();
     while let Some(n) = todo.pop() {

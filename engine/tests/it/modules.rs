@@ -234,6 +234,31 @@ fn a_root_calling_modules_plans_as_terraform_does_and_applies_each_instance() {
     };
     assert_eq!(children(&ours_json), children(&stock_json));
 
+    // -target naming a module call, and a module instance nested in one:
+    // the same instances as stock's targeted plans, dependencies included.
+    for target in ["module.each", "module.counted[1].module.param"] {
+        let flag = format!("-target={target}");
+        let planned = stock.run(&tf, &["plan", "-input=false", "-no-color", &flag]);
+        assert!(planned.status.success(), "{}", text(&planned));
+        let stock_text = text(&planned);
+        let planned = e.engine(&["plan", &flag]);
+        let ours_text = text(&planned);
+        assert!(planned.status.success(), "{ours_text}");
+        assert_eq!(headlines(&ours_text), headlines(&stock_text), "{target}");
+        assert_eq!(summary(&ours_text), summary(&stock_text), "{target}");
+        assert!(
+            ours_text.contains("Warning: Resource targeting is in effect"),
+            "{ours_text}"
+        );
+    }
+    assert_eq!(
+        headlines(&text(&e.engine(&["plan", "-target=module.each[\"b\"]"]))),
+        [
+            "# module.each[\"b\"].aws_sqs_queue.q will be created",
+            "# module.each[\"b\"].module.param.aws_ssm_parameter.p will be created",
+        ]
+    );
+
     // Apply, then every queue carries its full address.
     let applied = e.engine(&["apply", "-auto-approve"]);
     let out = text(&applied);
