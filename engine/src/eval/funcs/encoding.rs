@@ -11,6 +11,76 @@ fn st(v: &Value) -> &str {
     v.as_str().unwrap_or_default()
 }
 
+/// Standard base64 decoded as terraform's functions decode it (Go's
+/// `StdEncoding`): padding required, line breaks skipped, the unused bits
+/// of the last symbol ignored. An error is the offset Go reports.
+pub(super) fn base64_decode(text: &str) -> Result<Vec<u8>, usize> {
+    fn symbol(b: u8) -> Option<u32> {
+        Some(u32::from(match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        }))
+    }
+    let src = text.as_bytes();
+    let newline = |b: u8| b == b'\n' || b == b'\r';
+    let mut out = Vec::new();
+    let mut si = 0;
+    while si < src.len() {
+        let mut quantum = [0u32; 4];
+        let mut len = 4;
+        let mut j = 0;
+        while j < 4 {
+            if si == src.len() {
+                if j == 0 {
+                    return Ok(out);
+                }
+                return Err(si - j);
+            }
+            let b = src[si];
+            si += 1;
+            if let Some(v) = symbol(b) {
+                quantum[j] = v;
+                j += 1;
+                continue;
+            }
+            if newline(b) {
+                continue;
+            }
+            if b != b'=' || j < 2 {
+                return Err(si - 1);
+            }
+            if j == 2 {
+                while si < src.len() && newline(src[si]) {
+                    si += 1;
+                }
+                if si == src.len() {
+                    return Err(src.len());
+                }
+                if src[si] != b'=' {
+                    return Err(si - 1);
+                }
+                si += 1;
+            }
+            while si < src.len() && newline(src[si]) {
+                si += 1;
+            }
+            if si < src.len() {
+                return Err(si);
+            }
+            len = j;
+            break;
+        }
+        let n = quantum[0] << 18 | quantum[1] << 12 | quantum[2] << 6 | quantum[3];
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..len - 1]);
+    }
+    Ok(out)
+}
+
 pub(super) fn lookup(name: &str) -> Option<Func> {
     Some(match name {
         "jsonencode" => Func::new(
@@ -40,8 +110,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             ))
         }),
         "base64decode" => Func::new(vec![Param::new("str", Type::String)], Type::String, |a| {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(st(&a[0]))
+            let bytes = base64_decode(st(&a[0]))
                 .map_err(|_| format!("failed to decode base64 data {:?}", st(&a[0])))?;
             String::from_utf8(bytes).map(Value::string).map_err(|_| {
                 String::from("the result of decoding the provided string is not valid UTF-8")

@@ -9,6 +9,7 @@
 //! carried the mark. `try` and `can` take expressions, so they live in
 //! `expr`.
 
+mod charset;
 mod collection;
 mod csv;
 mod datetime;
@@ -95,6 +96,7 @@ fn lookup(name: &str) -> Option<Func> {
     string::lookup(name)
         .or_else(|| collection::lookup(name))
         .or_else(|| encoding::lookup(name))
+        .or_else(|| charset::lookup(name))
         .or_else(|| numeric::lookup(name))
         .or_else(|| typeconv::lookup(name))
         .or_else(|| hash::lookup(name))
@@ -207,6 +209,8 @@ pub const NAMES: &[&str] = &[
     "sum",
     "templatefile",
     "templatestring",
+    "textdecodebase64",
+    "textencodebase64",
     "timeadd",
     "timecmp",
     "timestamp",
