@@ -415,7 +415,7 @@ impl<'a> Walk<'a> {
                                     &shared.req.settings.estate,
                                     &addr.to_string(),
                                 ),
-                                Marks::Parent(_) => config,
+                                Marks::Parent { .. } => config,
                             };
                             let live = step.prior.as_ref().map(|p| &p.value);
                             Some(crate::planner::keep_live_json(

@@ -209,7 +209,7 @@ async fn migrate_one(
     };
     let address = inst.addr.to_string();
     let outcome = match row.marks {
-        Marks::Parent(_) => Outcome::Recorded,
+        Marks::Parent { .. } => Outcome::Recorded,
         Marks::Tags => match marker::owner(&live.value) {
             Owner::Estate {
                 estate: e,

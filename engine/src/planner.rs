@@ -405,20 +405,24 @@ impl<'a, 'r> Planner<'a, 'r> {
             // yet and no other estate has marked; one this estate already
             // owns is simply bound, as stock terraform skips the import of
             // an instance its state already holds.
-            // An import block whose object this estate has since recorded
-            // (a type without tags) names an owned object too.
+            check_marker_key(res, &addr, row, &config)?;
             let mut owner_refusal = None;
             let mut importing = None;
             if let Some((id, state)) = &found {
-                let verdict = self.check_owner(res, &addr, row, id, &state.value, &config);
-                let recorded = row.marks != Marks::Tags
-                    && record.as_ref().is_some_and(|r| r.id.as_deref() == Some(id));
+                let owner = Ownership {
+                    id,
+                    live: &state.value,
+                    config: &config,
+                    record: record.as_ref(),
+                };
+                let verdict = self
+                    .check_owner(&mut shared.clone(), res, &addr, row, owner)
+                    .await;
                 let another = matches!(
                     marker::owner(&state.value),
                     Owner::Estate { estate, .. } if estate != self.req.settings.estate
                 );
                 match (verdict, import.is_some()) {
-                    (Err(_), true) if recorded => {}
                     (Err(_), true) if !another => importing = Some(id.clone()),
                     (Err(e), _) => owner_refusal = Some(e),
                     (Ok(()), _) => {}
@@ -467,7 +471,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                 Marks::Tags => {
                     marker::with_markers(config, &self.req.settings.estate, &addr.to_string())
                 }
-                Marks::Parent(_) => config,
+                Marks::Parent { .. } => config,
             };
             let ty = schema.block.implied_type().without_optional();
             let (action, before, after, replace_paths) = match (&prior, self.req.destroy) {
@@ -727,16 +731,16 @@ impl<'a, 'r> Planner<'a, 'r> {
         }
     }
 
-    fn check_owner(
+    async fn check_owner(
         &self,
+        provider: &mut GrpcProvider,
         res: &Resource,
         addr: &ResourceInstanceAddr,
         row: &Row,
-        id: &str,
-        live: &Value,
-        config: &Value,
+        found: Ownership<'_>,
     ) -> Result<(), Diagnostics> {
         let estate = &self.req.settings.estate;
+        let id = found.id;
         let refuse = |summary: &str, detail: String| -> Diagnostics {
             Diagnostic::error(summary, detail)
                 .at(res.range.clone())
@@ -744,7 +748,7 @@ impl<'a, 'r> Planner<'a, 'r> {
                 .into()
         };
         match row.marks {
-            Marks::Tags => match marker::owner(live) {
+            Marks::Tags => match marker::owner(found.live) {
                 Owner::Estate { estate: e, .. } if &e == estate => Ok(()),
                 Owner::Estate { estate: other, .. } => Err(refuse(
                     "Object owned by another estate",
@@ -760,18 +764,33 @@ impl<'a, 'r> Planner<'a, 'r> {
                     ),
                 )),
             },
-            Marks::Parent(attr) => {
-                let parent = config.get(attr).and_then(Value::as_str).unwrap_or_default();
-                if self.owned.contains(parent) {
-                    Ok(())
-                } else {
-                    Err(refuse(
+            Marks::Parent { attr, .. } => {
+                let parent = found
+                    .config
+                    .get(attr)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                // A part of this estate's object, or a part this estate's
+                // own record names (a part of another estate's object).
+                let recorded = found.record.is_some_and(|r| r.id.as_deref() == Some(id));
+                if recorded || self.owned.contains(parent) {
+                    return Ok(());
+                }
+                match parent_estate(provider, row, parent).await {
+                    Ok(Some(other)) if &other != estate => Err(refuse(
+                        "Object owned by another estate",
+                        format!(
+                            "{addr} would bind to the live object {id}, part of {parent} ({attr}), which carries the marker of estate \"{other}\". A part of another estate's object is this estate's only when this estate's record names it, and none does: it is never adopted or written silently. If this estate made it and lost its record, add an import block for it (to = {addr}, id = \"{id}\"); otherwise remove the block."
+                        ),
+                    )),
+                    Ok(_) => Err(refuse(
                         "Object not owned by this estate",
                         format!(
                             "{addr} would bind to the live object {id}, but {} carries no marker and its parent {parent} ({attr}) is not an object of estate \"{estate}\". It is never adopted silently.",
                             res.key.type_name
                         ),
-                    ))
+                    )),
+                    Err(e) => Err(provider_failed(res, addr, e)),
                 }
             }
         }
@@ -1601,6 +1620,69 @@ async fn id_from_arn(
         }
         None => None,
     })
+}
+
+/// A tag written by a block of its own (`aws_dynamodb_tag`) never sets a
+/// marker: that would hand the object to an estate, or take it from one.
+fn check_marker_key(
+    res: &Resource,
+    addr: &ResourceInstanceAddr,
+    row: &Row,
+    config: &Value,
+) -> Result<(), Diagnostics> {
+    let key = config.get("key").and_then(Value::as_str);
+    match (row.marks, key) {
+        (Marks::Parent { .. }, Some(k)) if k == marker::ESTATE_TAG || k == marker::ADDRESS_TAG => {
+            Err(Diagnostic::error(
+                "Marker tag written by a block",
+                format!(
+                    "{addr} writes the tag \"{k}\", which is an estate's marker: only the engine writes markers, in the call that creates the object. Give the tag another key."
+                ),
+            )
+            .at(res.range.clone())
+            .about(addr.to_string())
+            .into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A bound object as its ownership is judged: its ID, its live value, the
+/// block's configuration and this estate's record of the instance.
+struct Ownership<'a> {
+    id: &'a str,
+    live: &'a Value,
+    config: &'a Value,
+    record: Option<&'a Record>,
+}
+
+/// The estate whose marker the parent of a part carries, named by the
+/// part's `handle` (a bucket's name, a queue's URL, a table's ARN).
+async fn parent_estate(
+    provider: &mut GrpcProvider,
+    row: &Row,
+    handle: &str,
+) -> Result<Option<String>, ProviderError> {
+    let Marks::Parent { of, .. } = row.marks else {
+        return Ok(None);
+    };
+    let Some(parent) = identity::row(of) else {
+        return Ok(None);
+    };
+    let id = if handle.starts_with("arn:") {
+        id_from_arn(provider, parent, handle).await?
+    } else {
+        Some(handle.to_string())
+    };
+    let Some(id) = id.filter(|i| !i.is_empty()) else {
+        return Ok(None);
+    };
+    Ok(import_read(provider, of, &id)
+        .await?
+        .and_then(|s| match marker::owner(&s.value) {
+            Owner::Estate { estate, .. } => Some(estate),
+            Owner::Nobody => None,
+        }))
 }
 
 /// Every IAM role's name (the tagging API does not list IAM roles).

@@ -35,10 +35,15 @@ pub enum Locate {
 pub enum Marks {
     /// The marker is written into the object's `tags`.
     Tags,
-    /// The type carries no tags; it is owned through its parent object,
-    /// named by this configuration attribute (a bucket, a queue URL, a
-    /// topic ARN, a role name), when the parent carries the marker.
-    Parent(&'static str),
+    /// The type carries no tags: it is a part of a parent object, named by
+    /// the configuration attribute `attr` (a bucket, a queue URL, a topic
+    /// ARN, a role name) and of type `of`. The estate owns it when it owns
+    /// the parent (its marker), or when its own record names the part: a
+    /// part of another estate's object.
+    Parent {
+        attr: &'static str,
+        of: &'static str,
+    },
 }
 
 /// How a swept object, known by its ARN, is found again for a destroy.
@@ -104,7 +109,10 @@ const ROWS: &[Row] = &[
     Row {
         type_name: "aws_s3_bucket_versioning",
         locate: Locate::Attr("bucket"),
-        marks: Marks::Parent("bucket"),
+        marks: Marks::Parent {
+            attr: "bucket",
+            of: "aws_s3_bucket",
+        },
         config_only: &[],
         from_arn: None,
         arn_service: "s3",
@@ -113,7 +121,10 @@ const ROWS: &[Row] = &[
     Row {
         type_name: "aws_s3_bucket_policy",
         locate: Locate::Attr("bucket"),
-        marks: Marks::Parent("bucket"),
+        marks: Marks::Parent {
+            attr: "bucket",
+            of: "aws_s3_bucket",
+        },
         config_only: &[],
         from_arn: None,
         arn_service: "s3",
@@ -139,7 +150,10 @@ const ROWS: &[Row] = &[
     Row {
         type_name: "aws_sqs_queue_policy",
         locate: Locate::Attr("queue_url"),
-        marks: Marks::Parent("queue_url"),
+        marks: Marks::Parent {
+            attr: "queue_url",
+            of: "aws_sqs_queue",
+        },
         config_only: &[],
         from_arn: None,
         arn_service: "sqs",
@@ -148,7 +162,10 @@ const ROWS: &[Row] = &[
     Row {
         type_name: "aws_sqs_queue_redrive_policy",
         locate: Locate::Attr("queue_url"),
-        marks: Marks::Parent("queue_url"),
+        marks: Marks::Parent {
+            attr: "queue_url",
+            of: "aws_sqs_queue",
+        },
         config_only: &[],
         from_arn: None,
         arn_service: "sqs",
@@ -170,7 +187,10 @@ const ROWS: &[Row] = &[
     Row {
         type_name: "aws_sns_topic_subscription",
         locate: Locate::Record,
-        marks: Marks::Parent("topic_arn"),
+        marks: Marks::Parent {
+            attr: "topic_arn",
+            of: "aws_sns_topic",
+        },
         config_only: &["confirmation_timeout_in_minutes", "endpoint_auto_confirms"],
         from_arn: None,
         arn_service: "sns",
@@ -199,7 +219,25 @@ const ROWS: &[Row] = &[
     Row {
         type_name: "aws_iam_role_policy_attachment",
         locate: Locate::Joined(&["role", "policy_arn"], "/"),
-        marks: Marks::Parent("role"),
+        marks: Marks::Parent {
+            attr: "role",
+            of: "aws_iam_role",
+        },
+        config_only: &[],
+        from_arn: None,
+        arn_service: "iam",
+        absent_if: None,
+    },
+    Row {
+        // An inline policy carries no tags: it is owned through the role
+        // it is embedded in, and dies with it. Its name is unique only
+        // within that role, so the import ID joins the two.
+        type_name: "aws_iam_role_policy",
+        locate: Locate::Joined(&["role", "name"], ":"),
+        marks: Marks::Parent {
+            attr: "role",
+            of: "aws_iam_role",
+        },
         config_only: &[],
         from_arn: None,
         arn_service: "iam",
@@ -211,6 +249,20 @@ const ROWS: &[Row] = &[
         marks: Marks::Tags,
         config_only: &[],
         from_arn: Some(FromArn::Name("table/")),
+        arn_service: "dynamodb",
+        absent_if: None,
+    },
+    Row {
+        // One tag of a table, written apart from the table's block: a part
+        // of another estate's table, usually.
+        type_name: "aws_dynamodb_tag",
+        locate: Locate::Joined(&["resource_arn", "key"], ","),
+        marks: Marks::Parent {
+            attr: "resource_arn",
+            of: "aws_dynamodb_table",
+        },
+        config_only: &[],
+        from_arn: None,
         arn_service: "dynamodb",
         absent_if: None,
     },
@@ -347,5 +399,34 @@ mod tests {
             assert_eq!(name_in_arn(row, arn), name, "{arn}");
         }
         assert!(row("aws_lambda_function").is_none());
+    }
+
+    #[test]
+    fn an_inline_role_policy_is_found_through_its_role() {
+        let r = row("aws_iam_role_policy").unwrap();
+        assert_eq!(
+            r.marks,
+            Marks::Parent {
+                attr: "role",
+                of: "aws_iam_role"
+            }
+        );
+        let state = Value::object(
+            [
+                ("role", "platform-api"),
+                ("name", "platform-api-own"),
+                ("id", "platform-api:platform-api-own"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::string(v)))
+            .collect(),
+        );
+        assert_eq!(
+            r.import_id(&state).as_deref(),
+            Some("platform-api:platform-api-own")
+        );
+        // It has no ARN of its own: a role's ARN is the role's.
+        let role = row_for_arn("arn:aws:iam::123456789012:role/platform-api").unwrap();
+        assert_eq!(role.type_name, "aws_iam_role");
     }
 }

@@ -13,4 +13,5 @@ mod modules;
 mod plan_render;
 mod stateless;
 mod support;
+mod two_estates;
 mod validate;

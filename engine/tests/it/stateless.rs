@@ -2,7 +2,7 @@
 //! and their refusals against the real aws provider and a real moto, each
 //! outcome read back with the AWS CLI. No terraform.tfstate is ever written.
 
-use crate::support::{aws_provider, text, write_live, Moto, Workdir};
+use crate::support::{aws_provider, flat, text, write_live, Moto, Workdir};
 use std::path::Path;
 
 const ESTATE: &str = "it-stateless";
@@ -46,12 +46,6 @@ resource "aws_s3_bucket_policy" "data" {{
     )
     .unwrap();
     write_live(dir, ESTATE);
-}
-
-/// Text with every run of whitespace made one space, so wrapped sentences
-/// can be matched.
-fn flat(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The tags of an SSM parameter, or `None` when it does not exist.
@@ -497,9 +491,9 @@ fn the_strict_profile_refuses_to_repair_markers() {
     );
 }
 
-/// Every type of the reference estate that settles at once (its SQS
-/// queues take 25 s each and add nothing to the question): nine instances
-/// with references across six types.
+/// Every type of the reference estates that settles at once (their SQS
+/// queues take 25 s each and add nothing to the question): ten instances
+/// with references across seven types.
 fn commit_points_root(dir: &Path, moto: &Moto) {
     root(
         dir,
@@ -533,6 +527,15 @@ resource "aws_iam_role_policy_attachment" "worker" {
   policy_arn = aws_iam_policy.worker.arn
 }
 
+resource "aws_iam_role_policy" "worker" {
+  name = "it-worker-own"
+  role = aws_iam_role.worker.name
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "dynamodb:GetItem", Resource = aws_dynamodb_table.state.arn }]
+  })
+}
+
 resource "aws_dynamodb_table" "state" {
   name         = "it-state"
   billing_mode = "PAY_PER_REQUEST"
@@ -559,6 +562,7 @@ fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
         "aws_iam_policy.worker",
         "aws_iam_role_policy_attachment.worker",
         "aws_dynamodb_table.state",
+        "aws_iam_role_policy.worker",
         "aws_ssm_parameter.shard[0]",
         "aws_ssm_parameter.shard[1]",
     ];

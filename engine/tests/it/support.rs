@@ -162,6 +162,12 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// Text with every run of whitespace made one space, so sentences the
+/// diagnostics wrap can be matched.
+pub fn flat(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The aws provider binary in the mirror.
 pub fn aws_binary() -> PathBuf {
     plugin_mirror().join(
