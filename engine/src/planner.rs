@@ -32,6 +32,7 @@ use crate::record::{self, Deposed, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Type, Value};
 use futures_util::StreamExt;
+use hcl_edit::expr::{Expression, TraversalOperator};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -348,7 +349,7 @@ impl<'a, 'r> Planner<'a, 'r> {
             } else {
                 None
             };
-            let import = self.import_id(res, &addr)?;
+            let import = self.import_id(&addr)?;
             inputs.push((addr, config, record, import));
         }
         let shared = sessions.get(&pref).await?.clone();
@@ -616,40 +617,75 @@ impl<'a, 'r> Planner<'a, 'r> {
     /// The ID of the root's `import` block for `addr`, evaluated: `None`
     /// when no import block names it (import blocks live in the root
     /// module only).
-    fn import_id(
-        &self,
-        res: &Resource,
-        addr: &ResourceInstanceAddr,
-    ) -> Result<Option<String>, Diagnostics> {
+    fn import_id(&self, addr: &ResourceInstanceAddr) -> Result<Option<String>, Diagnostics> {
         if !self.here.is_empty() {
             return Ok(None);
         }
         for import in &self.module().imports {
-            let to = expr_text(&import.to).parse::<ResourceInstanceAddr>();
-            if to.as_ref().ok() != Some(addr) {
-                continue;
-            }
-            let invalid = |detail: String| -> Diagnostics {
-                Diagnostic::error("Invalid import id argument", detail)
+            let instances = match &import.for_each {
+                None => vec![(None, Instance::default())],
+                Some(_) => {
+                    expansion(self.values(), None, import.for_each.as_ref(), false)?.instances()
+                }
+            };
+            for (_, instance) in instances {
+                if self.import_to(&import.to, &instance)?.as_ref() != Some(addr) {
+                    continue;
+                }
+                let id = self.values().eval(&import.id, &instance)?;
+                return match id.as_str() {
+                    Some(s) if id.is_known() && !s.is_empty() => Ok(Some(s.to_string())),
+                    _ => Err(Diagnostic::error(
+                        "Invalid import id argument",
+                        "The import block \"id\" argument must be a non-empty string known before apply, from literals, variables and locals.",
+                    )
                     .at(import.range.clone())
                     .about(addr.to_string())
-                    .into()
-            };
-            if import.for_each.is_some() {
-                return Err(invalid(format!(
-                    "This engine does not expand an import block's for_each yet: write one import block per instance of {}.",
-                    res.key
-                )));
+                    .into()),
+                };
             }
-            let id = self.values().eval(&import.id, &Instance::default())?;
-            return match id.as_str() {
-                Some(s) if id.is_known() && !s.is_empty() => Ok(Some(s.to_string())),
-                _ => Err(invalid(
-                    "The import block \"id\" argument must be a non-empty string known before apply, from literals, variables and locals.".into(),
-                )),
-            };
         }
         Ok(None)
+    }
+
+    /// The instance an import block's `to` names, its index expressions
+    /// (`aws_ssm_parameter.p[each.key]`) evaluated for one instance of the
+    /// block's `for_each`.
+    fn import_to(
+        &self,
+        to: &crate::config::Expr,
+        instance: &Instance,
+    ) -> Result<Option<ResourceInstanceAddr>, Diagnostics> {
+        let Expression::Traversal(t) = &to.expr else {
+            return Ok(expr_text(to).parse().ok());
+        };
+        let Expression::Variable(root) = &t.expr else {
+            return Ok(None);
+        };
+        let mut text = root.as_str().to_string();
+        for op in &t.operators {
+            match op.value() {
+                TraversalOperator::GetAttr(a) => {
+                    text.push('.');
+                    text.push_str(a.as_str());
+                }
+                TraversalOperator::LegacyIndex(n) => text.push_str(&format!("[{}]", n.value())),
+                TraversalOperator::Index(e) => {
+                    let key = crate::config::Expr {
+                        expr: e.clone(),
+                        file: to.file.clone(),
+                    };
+                    let v = self.values().eval(&key, instance)?;
+                    match (v.as_str(), v.as_number().and_then(|n| n.to_i64())) {
+                        (Some(s), _) => text.push_str(&format!("[{}]", serde_json::json!(s))),
+                        (_, Some(n)) => text.push_str(&format!("[{n}]")),
+                        _ => return Ok(None),
+                    }
+                }
+                _ => return Ok(None),
+            }
+        }
+        Ok(text.parse().ok())
     }
 
     /// Whether a `moved` block renames `old` to `new`: one of this module's

@@ -911,3 +911,90 @@ fn an_import_block_adopts_an_unmarked_object_as_stock_imports_it() {
     let tags = parameter_tags(&moto, "/it/theirs").unwrap();
     assert_eq!(tag(&tags, "tofu-estate"), Some("payments"), "{tags}");
 }
+
+#[test]
+fn an_import_block_with_for_each_adopts_each_instance() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    for n in ["a", "b"] {
+        moto.aws(&[
+            "ssm",
+            "put-parameter",
+            "--name",
+            &format!("/it/each/{n}"),
+            "--type",
+            "String",
+            "--value",
+            "theirs",
+        ]);
+    }
+    std::fs::write(
+        e.dir.path().join("main.tf"),
+        format!(
+            r#"{}
+locals {{
+  names = {{ a = "/it/each/a", b = "/it/each/b" }}
+}}
+
+resource "aws_ssm_parameter" "p" {{
+  for_each = local.names
+  name     = each.value
+  type     = "String"
+  value    = "theirs"
+}}
+
+import {{
+  for_each = local.names
+  to       = aws_ssm_parameter.p[each.key]
+  id       = each.value
+}}
+"#,
+            aws_provider(&moto.endpoint)
+        ),
+    )
+    .unwrap();
+    write_live(e.dir.path(), ESTATE);
+    let terraform = crate::support::terraform();
+    let init = e.run(&terraform, &["init", "-no-color"]);
+    assert!(init.status.success(), "{}", text(&init));
+    let stock = text(&e.run(&terraform, &["plan", "-no-color"]));
+    let planned = text(&e.engine(&["plan"]));
+    for key in ["a", "b"] {
+        let addr = format!("aws_ssm_parameter.p[\"{key}\"]");
+        assert!(
+            stock.contains(&format!("# {addr} will be imported")),
+            "{stock}"
+        );
+        assert!(
+            planned.contains(&format!(
+                "# {addr} will be updated in-place\n  # (imported from \"/it/each/{key}\")"
+            )),
+            "{planned}"
+        );
+    }
+    assert!(
+        stock.contains("Plan: 2 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{stock}"
+    );
+    assert!(
+        planned.contains("Plan: 2 to import, 0 to add, 2 to change, 0 to destroy."),
+        "{planned}"
+    );
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    assert!(
+        text(&applied)
+            .contains("Apply complete! Resources: 2 imported, 0 added, 2 changed, 0 destroyed."),
+        "{}",
+        text(&applied)
+    );
+    for key in ["a", "b"] {
+        let tags = parameter_tags(&moto, &format!("/it/each/{key}")).unwrap();
+        assert_eq!(
+            tag(&tags, "tofu-address"),
+            Some(format!("aws_ssm_parameter.p[\"{key}\"]").as_str()),
+            "{tags}"
+        );
+    }
+    let replan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+}
