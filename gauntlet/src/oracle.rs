@@ -4,7 +4,10 @@
 //! override, a CLI config that installs the aws provider from the mirror, and
 //! an environment with nothing of the developer's in it (no ~/.aws, no
 //! AWS_* variables). Plans are kept twice: as `terraform show -json` for
-//! structured comparison and as text for the page.
+//! structured comparison and as text for the page. The text is the plan's
+//! own output less its progress lines and its saved-plan footer, which is
+//! byte for byte what `terraform show` of the file prints, without starting
+//! terraform and the provider a third time.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -48,7 +51,7 @@ pub enum OracleError {
 pub struct Plan {
     /// `terraform show -json` of the plan file.
     pub json: Value,
-    /// The human rendering, as `terraform show` prints it.
+    /// The human rendering, as `terraform show` of the file prints it.
     pub text: String,
 }
 
@@ -210,14 +213,18 @@ impl Oracle {
         let out = format!("-out={name}");
         let mut args = vec!["plan", "-no-color", "-input=false", &out];
         args.extend_from_slice(extra);
-        self.run(clock, &args)?;
+        let printed = self.run(clock, &args)?;
+        let text = plan_body(&printed).ok_or_else(|| OracleError::Unreadable {
+            side: self.side,
+            command: args.join(" "),
+            reason: "no plan after the progress lines".into(),
+        })?;
         let json_text = self.run(clock, &["show", "-json", "-no-color", name])?;
         let json = serde_json::from_str(&json_text).map_err(|e| OracleError::Unreadable {
             side: self.side,
             command: format!("show -json {name}"),
             reason: e.to_string(),
         })?;
-        let text = self.run(clock, &["show", "-no-color", name])?;
         Ok(Plan { json, text })
     }
 
@@ -253,6 +260,30 @@ impl Oracle {
     pub fn state_file(&self) -> PathBuf {
         self.dir.join("terraform.tfstate")
     }
+}
+
+/// What `terraform plan -out` printed, less what `terraform show` of the
+/// file leaves out: the progress lines before the first blank line
+/// (`X: Refreshing state...`, `X: Reading...`) and, after a plan with
+/// changes, the rule and the `Saved the plan to:` footer below it.
+fn plan_body(printed: &str) -> Option<String> {
+    let start = if printed.starts_with('\n') {
+        0
+    } else {
+        printed.find("\n\n")? + 1
+    };
+    let body = &printed[start..];
+    // The footer is the rule right above `Saved the plan to:`; a note on
+    // changes made outside terraform has a rule of its own, which stays.
+    let end = match body.find("\n\nSaved the plan to: ") {
+        Some(saved) => {
+            let rule = body[..saved].rfind('\n')?;
+            let line = &body[rule + 1..saved];
+            (!line.is_empty() && line.chars().all(|c| c == '\u{2500}')).then_some(rule)?
+        }
+        None => body.len(),
+    };
+    Some(body[..end].to_owned())
 }
 
 /// The managed instances of a version 4 state file.
@@ -315,6 +346,26 @@ mod tests {
             "Plan: 2 to add, 1 to change, 1 to destroy."
         );
         assert_eq!(plan.changes()[1].1, ["delete", "create"]);
+    }
+
+    /// As terraform 1.11.4 printed them for a root whose objects were
+    /// deleted out of band (shortened in the middle).
+    #[test]
+    fn the_plan_text_is_what_show_prints_of_the_file() {
+        let body = format!("\nNote: Objects have changed outside of Terraform\n\n  # aws_dynamodb_table.state has been deleted\n  - resource \"aws_dynamodb_table\" \"state\" {{\n    }}\n\nUnless you have made equivalent changes to your configuration, or ignored the\nrelevant attributes using ignore_changes, the following plan may include\nactions to undo or respond to these changes.\n\n{}\n\nTerraform will perform the following actions:\n\nPlan: 17 to add, 0 to change, 0 to destroy.\n", "\u{2500}".repeat(77));
+        let printed = format!(
+            "aws_ssm_parameter.shard[0]: Refreshing state... [id=/refaws/shard/0]\naws_sqs_queue.jobs: Refreshing state... [id=http://127.0.0.1:46027/123456789012/refaws-jobs]\n{body}\n{}\n\nSaved the plan to: s1.tfplan\n\nTo perform exactly these actions, run the following command to apply:\n    terraform apply \"s1.tfplan\"\n",
+            "\u{2500}".repeat(77)
+        );
+        assert_eq!(plan_body(&printed).unwrap(), body);
+
+        // No changes: no rule and no footer; nothing in state: no progress.
+        let empty = "\nNo changes. Your infrastructure matches the configuration.\n\nTerraform has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n";
+        let printed =
+            format!("aws_iam_role.worker: Refreshing state... [id=refaws-worker]\n{empty}");
+        assert_eq!(plan_body(&printed).unwrap(), empty);
+        assert_eq!(plan_body(empty).unwrap(), empty);
+        assert_eq!(plan_body("a: Refreshing state... [id=a]\n"), None);
     }
 
     #[test]
