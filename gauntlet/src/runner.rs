@@ -396,7 +396,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         output
     });
     let row = stage_row(record, StageId::ColdDeploy, started, &opts.breaks, result)?;
-    clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+    clock.say(&verdict_line(&row));
     set_stage(record, row);
 
     // The engine's stages on the estate twin, in the page's order. A stage
@@ -405,50 +405,35 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     // assertions then say what it found.
     let stop_after = opts.stop_after;
     let stopped = |s: StageId| stop_after.is_some_and(|last| s > last);
-    let mut blocked: Option<String> = match &cold {
-        Some(_) => None,
-        None => Some("not run: cold deploy did not complete".into()),
+    let mut chain = Chain {
+        lane: &lane,
+        cold: cold.as_ref(),
+        blocked: match &cold {
+            Some(_) => None,
+            None => Some("not run: cold deploy did not complete".into()),
+        },
+        opts,
     };
-    type StageFn = fn(&Lane, &stages::ColdOutcome) -> Result<StageOutput, StepError>;
     // Plan, review, apply comes after teardown on the page but runs before
     // it: stock's half needs the oracle twin's estate still standing.
-    let chain: [(StageId, StageFn); 10] = [
-        (StageId::Migrate, day_two::migrate),
-        (StageId::ReplanFromNothing, day_two::replan),
-        (StageId::NoOpApply, |l, _| day_two::noop_apply(l)),
-        (StageId::DriftAndReconverge, day_two::drift),
-        (StageId::Rename, rename::rename),
-        (StageId::RemoveABlock, day_two::remove_block),
-        (StageId::ChangeCount, day_two::change_count),
-        (
-            StageId::ReplaceWithCreateBeforeDestroy,
-            replace::replace_with_create_before_destroy,
-        ),
-        (StageId::CrashMidApply, crash::crash_mid_apply),
-        (StageId::PlanReviewApply, review::plan_review_apply),
-    ];
-    for (stage, f) in chain {
-        if stopped(stage) {
-            set_stage(record, stopped_row(stage, stop_after));
-            continue;
-        }
-        let (Some(cold), None) = (&cold, &blocked) else {
-            set_stage(
-                record,
-                StageRecord::not_run(stage, blocked.as_deref().unwrap_or("")),
-            );
-            continue;
-        };
-        clock.set_stage(stage.title());
-        let started = Instant::now();
-        let result = f(&lane, cold);
-        let row = stage_row(record, stage, started, &opts.breaks, result)?;
-        clock.say(&format!("{}: {}", row.title, row.verdict.word()));
-        if row.verdict == Verdict::Error {
-            blocked = Some(format!("not run: {} did not complete", stage.title()));
-        }
-        set_stage(record, row);
-    }
+    chain.run(
+        record,
+        &[
+            (StageId::Migrate, day_two::migrate),
+            (StageId::ReplanFromNothing, day_two::replan),
+            (StageId::NoOpApply, |l, _| day_two::noop_apply(l)),
+            (StageId::DriftAndReconverge, day_two::drift),
+            (StageId::Rename, rename::rename),
+            (StageId::RemoveABlock, day_two::remove_block),
+            (StageId::ChangeCount, day_two::change_count),
+            (
+                StageId::ReplaceWithCreateBeforeDestroy,
+                replace::replace_with_create_before_destroy,
+            ),
+            (StageId::CrashMidApply, crash::crash_mid_apply),
+            (StageId::PlanReviewApply, review::plan_review_apply),
+        ],
+    )?;
 
     // Teardown: stock on the oracle twin and, when the engine's stages
     // completed, the engine on the estate twin.
@@ -459,21 +444,21 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         Some(_) => {
             clock.set_stage(StageId::Teardown.title());
             let started = Instant::now();
-            let with_engine = blocked.is_none();
+            let with_engine = chain.blocked.is_none();
             let result = stages::teardown(&lane, with_engine);
             let mut row = stage_row(record, StageId::Teardown, started, &opts.breaks, result)?;
-            if let (false, Some(why)) = (with_engine, &blocked) {
+            if let (false, Some(why)) = (with_engine, &chain.blocked) {
                 row.detail.push_str(&format!(
                     ". choudoufu destroy on the estate twin {}",
                     why.trim_start_matches("not run: ")
                         .replace(" did not complete", " did not complete, so it was not run")
                 ));
             }
-            clock.say(&format!("{}: {}", row.title, row.verdict.word()));
+            clock.say(&verdict_line(&row));
             if row.verdict == Verdict::Error {
-                blocked = Some("not run: teardown did not complete".into());
+                chain.blocked = Some("not run: teardown did not complete".into());
             } else if !with_engine {
-                blocked = Some("not run: the engine's teardown did not run".into());
+                chain.blocked = Some("not run: the engine's teardown did not run".into());
             }
             set_stage(record, row);
         }
@@ -483,63 +468,19 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         ),
     }
 
-    // Greenfield apply on the emptied estate twin.
-    match (&cold, &blocked) {
-        _ if stopped(StageId::GreenfieldApply) => {
-            set_stage(record, stopped_row(StageId::GreenfieldApply, stop_after));
-        }
-        (Some(cold), None) => {
-            clock.set_stage(StageId::GreenfieldApply.title());
-            let started = Instant::now();
-            let result = day_two::greenfield(&lane, cold);
-            let row = stage_row(
-                record,
-                StageId::GreenfieldApply,
-                started,
-                &opts.breaks,
-                result,
-            )?;
-            clock.say(&format!("{}: {}", row.title, row.verdict.word()));
-            if row.verdict == Verdict::Error {
-                blocked = Some("not run: greenfield apply did not complete".into());
-            }
-            set_stage(record, row);
-        }
-        (_, why) => {
-            let why = why
-                .clone()
-                .unwrap_or_else(|| "not run: cold deploy did not complete".into());
-            set_stage(record, StageRecord::not_run(StageId::GreenfieldApply, &why));
-            blocked = Some(why);
-        }
-    }
-
-    // The two stages past the headline, on the estate greenfield applied.
-    let after: [(StageId, StageFn); 2] = [
-        (StageId::StrictProfile, |l, _| strict::strict_profile(l)),
-        (
-            StageId::PlanWithNoLocalState,
-            no_local_state::plan_with_no_local_state,
-        ),
-    ];
-    for (stage, f) in after {
-        if stopped(stage) {
-            set_stage(record, stopped_row(stage, stop_after));
-            continue;
-        }
-        let (Some(cold), None) = (&cold, &blocked) else {
-            set_stage(
-                record,
-                StageRecord::not_run(stage, blocked.as_deref().unwrap_or("")),
-            );
-            continue;
-        };
-        clock.set_stage(stage.title());
-        let started = Instant::now();
-        let row = stage_row(record, stage, started, &opts.breaks, f(&lane, cold))?;
-        clock.say(&format!("{}: {}", row.title, row.verdict.word()));
-        set_stage(record, row);
-    }
+    // Greenfield apply on the emptied estate twin, then the two stages past
+    // the headline on the estate it applied.
+    chain.run(
+        record,
+        &[
+            (StageId::GreenfieldApply, day_two::greenfield),
+            (StageId::StrictProfile, |l, _| strict::strict_profile(l)),
+            (
+                StageId::PlanWithNoLocalState,
+                no_local_state::plan_with_no_local_state,
+            ),
+        ],
+    )?;
     clock.set_stage("Stopping the twins");
     drop(lane);
     for t in twins {
@@ -551,6 +492,59 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         drop(t);
     }
     Ok(())
+}
+
+type StageFn = fn(&Lane, &stages::ColdOutcome) -> Result<StageOutput, StepError>;
+
+/// The engine's stages in the order they run, each on what the one before
+/// left: a stage is not run once cold deploy or an engine stage before it
+/// did not complete (`blocked` says which).
+struct Chain<'l, 'a> {
+    lane: &'l Lane<'a>,
+    cold: Option<&'l stages::ColdOutcome>,
+    blocked: Option<String>,
+    opts: &'l Options,
+}
+
+impl Chain<'_, '_> {
+    fn run(
+        &mut self,
+        record: &mut RunRecord,
+        stages: &[(StageId, StageFn)],
+    ) -> Result<(), RunError> {
+        let stop_after = self.opts.stop_after;
+        for &(stage, f) in stages {
+            if stop_after.is_some_and(|last| stage > last) {
+                set_stage(record, stopped_row(stage, stop_after));
+                continue;
+            }
+            let (Some(cold), None) = (self.cold, &self.blocked) else {
+                let why = self.blocked.as_deref().unwrap_or("");
+                set_stage(record, StageRecord::not_run(stage, why));
+                continue;
+            };
+            let clock = self.lane.clock;
+            clock.set_stage(stage.title());
+            let started = Instant::now();
+            let result = f(self.lane, cold);
+            let row = stage_row(record, stage, started, &self.opts.breaks, result)?;
+            clock.say(&verdict_line(&row));
+            if row.verdict == Verdict::Error {
+                self.blocked = Some(format!("not run: {} did not complete", stage.title()));
+            }
+            set_stage(record, row);
+        }
+        Ok(())
+    }
+}
+
+/// The progress line for a stage's verdict; an error carries its detail,
+/// since nothing after it says why the stage stopped.
+fn verdict_line(row: &StageRecord) -> String {
+    match row.verdict {
+        Verdict::Error => format!("{}: {}: {}", row.title, row.verdict.word(), row.detail),
+        _ => format!("{}: {}", row.title, row.verdict.word()),
+    }
 }
 
 /// The row of a stage after `--stop-after`.
