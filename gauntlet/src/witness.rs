@@ -68,12 +68,13 @@ pub enum Kind {
     Role,
     Policy,
     RolePolicyAttachment,
+    RolePolicy,
     Table,
     Parameter,
 }
 
 impl Kind {
-    const ALL: [Kind; 13] = [
+    const ALL: [Kind; 14] = [
         Kind::Bucket,
         Kind::BucketVersioning,
         Kind::BucketPolicy,
@@ -85,6 +86,7 @@ impl Kind {
         Kind::Role,
         Kind::Policy,
         Kind::RolePolicyAttachment,
+        Kind::RolePolicy,
         Kind::Table,
         Kind::Parameter,
     ];
@@ -103,6 +105,7 @@ impl Kind {
             Kind::Role => "aws_iam_role",
             Kind::Policy => "aws_iam_policy",
             Kind::RolePolicyAttachment => "aws_iam_role_policy_attachment",
+            Kind::RolePolicy => "aws_iam_role_policy",
             Kind::Table => "aws_dynamodb_table",
             Kind::Parameter => "aws_ssm_parameter",
         }
@@ -140,12 +143,14 @@ impl Kind {
             }
             Kind::Subscription => attr("arn"),
             Kind::RolePolicyAttachment => Ok(format!("{}/{}", attr("role")?, attr("policy_arn")?)),
+            Kind::RolePolicy => Ok(format!("{}/{}", attr("role")?, attr("name")?)),
         }
     }
 
     /// Whether objects of this kind carry tags, so the estate's marker.
     /// The others (a bucket's versioning and policy, a queue's policies, a
-    /// subscription, an attachment) are owned through their parent.
+    /// subscription, an attachment, a role's inline policy) are owned
+    /// through their parent.
     pub fn tagged(self) -> bool {
         matches!(
             self,
@@ -386,7 +391,8 @@ impl Witness {
             has(Kind::Bucket) || has(Kind::BucketVersioning) || has(Kind::BucketPolicy);
         let need_queues =
             has(Kind::Queue) || has(Kind::QueuePolicy) || has(Kind::QueueRedrivePolicy);
-        let need_roles = has(Kind::Role) || has(Kind::RolePolicyAttachment);
+        let need_roles =
+            has(Kind::Role) || has(Kind::RolePolicyAttachment) || has(Kind::RolePolicy);
         let mut inv = Inventory::default();
         // First the listings, side by side.
         let (buckets, queues, topics, subs, roles, policies, tables, params) = thread::scope(|s| {
@@ -541,6 +547,17 @@ impl Witness {
                         Ok(strings(&v["AttachedPolicies"], Some("PolicyArn"))
                             .into_iter()
                             .map(|arn| (Kind::RolePolicyAttachment, format!("{r}/{arn}")))
+                            .collect())
+                    }));
+                }
+            }
+            if has(Kind::RolePolicy) {
+                for r in &roles {
+                    hs.push(s.spawn(move || {
+                        let v = self.call(&["iam", "list-role-policies", "--role-name", r])?;
+                        Ok(strings(&v["PolicyNames"], None)
+                            .into_iter()
+                            .map(|name| (Kind::RolePolicy, format!("{r}/{name}")))
                             .collect())
                     }));
                 }
@@ -919,6 +936,21 @@ impl Witness {
                 p
             }
             Kind::RolePolicyAttachment => Value::Bool(true),
+            Kind::RolePolicy => {
+                let (role, name) = id.split_once('/').ok_or_else(|| WitnessError::Call {
+                    side: self.side,
+                    args: format!("iam get-role-policy ({id})"),
+                    stderr: "an inline policy is named role/policy".into(),
+                })?;
+                self.call(&[
+                    "iam",
+                    "get-role-policy",
+                    "--role-name",
+                    role,
+                    "--policy-name",
+                    name,
+                ])?
+            }
             Kind::Table => {
                 let mut t = self.call(&["dynamodb", "describe-table", "--table-name", id])?
                     ["Table"]
@@ -1256,14 +1288,20 @@ mod tests {
                 "aws_iam_role_policy_attachment.a",
                 json!({"role": "r", "policy_arn": "arn:aws:iam::1:policy/p"}),
             ),
+            inst(
+                "aws_iam_role_policy.own[\"api\"]",
+                json!({"role": "r", "name": "own"}),
+            ),
             inst("aws_ssm_parameter.shard[1]", json!({"name": "/x/1"})),
         ];
         let inv = Inventory::of_state(&state).unwrap();
         assert!(inv.contains(Kind::BucketPolicy, "data"));
         assert!(inv.contains(Kind::QueueRedrivePolicy, "jobs"));
         assert!(inv.contains(Kind::RolePolicyAttachment, "r/arn:aws:iam::1:policy/p"));
-        assert_eq!(inv.len(), 5);
-        assert_eq!(inv.kinds(), 5);
+        assert!(inv.contains(Kind::RolePolicy, "r/own"));
+        assert!(!Kind::RolePolicy.tagged());
+        assert_eq!(inv.len(), 6);
+        assert_eq!(inv.kinds(), 6);
     }
 
     #[test]

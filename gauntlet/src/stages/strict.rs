@@ -39,11 +39,13 @@ resource "aws_s3_bucket" "strict_secret" {
 const SECRET_ADDR: &str = "aws_s3_bucket.strict_secret";
 
 /// A scratch block creating a subscription: its ARN is generated, no
-/// configuration names it and no listing finds it by owner.
+/// configuration names it and no listing finds it by owner. It names its
+/// topic and queue by ARN, so it fits every estate's root; it is never
+/// applied.
 const NO_SOURCE: &str = r#"resource "aws_sns_topic_subscription" "strict_extra" {
-  topic_arn = aws_sns_topic.events.arn
+  topic_arn = "arn:aws:sns:us-east-1:123456789012:strict-extra"
   protocol  = "sqs"
-  endpoint  = aws_sqs_queue.jobs.arn
+  endpoint  = "arn:aws:sqs:us-east-1:123456789012:strict-extra"
 }
 "#;
 const NO_SOURCE_ADDR: &str = "aws_sns_topic_subscription.strict_extra";

@@ -6,7 +6,7 @@ use std::fs;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::Path;
 
-use crate::{assert_nothing_left, finish, workspace, Finished, Scratch, ESTATE};
+use crate::{assert_nothing_left, finish, workspace, Finished, Scratch, ESTATE, PLATFORM};
 
 /// The run stopped with exit code 2, said `what` on stderr, and wrote a page
 /// for `estate` that says so too.
@@ -174,7 +174,8 @@ fn an_unknown_estate() {
         "no estate named \"no-such-estate\"",
     );
     assert!(
-        out.stderr.contains(&format!("known estates: {ESTATE}")),
+        out.stderr
+            .contains(&format!("known estates: {PLATFORM}, {ESTATE}")),
         "{}",
         out.stderr
     );

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub const ESTATE: &str = "reference-aws-stateful";
+/// The second reference estate, run clean and with one toggle per stage.
+pub const PLATFORM: &str = "reference-aws-platform";
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -70,6 +72,25 @@ impl Scratch {
         let p = self.reports().join(format!("{estate}.json"));
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         serde_json::from_str(&text).unwrap()
+    }
+
+    /// Every stage that did not pass, with its detail, from the run record
+    /// if one was written: what a failed run's assertion message needs.
+    pub fn not_passed(&self, estate: &str) -> String {
+        let p = self.reports().join(format!("{estate}.json"));
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            return format!("no run record at {}", p.display());
+        };
+        let Ok(r) = serde_json::from_str::<Value>(&text) else {
+            return format!("{} is not JSON", p.display());
+        };
+        r["stages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["verdict"] != "pass" && s["verdict"] != "not-run")
+            .map(|s| format!("{}: {}: {}\n", s["title"], s["verdict"], s["detail"]))
+            .collect()
     }
 
     pub fn page(&self, estate: &str) -> String {
