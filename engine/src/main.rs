@@ -501,11 +501,15 @@ async fn plan_and_apply(
                 let auto_approve = auto_approve || saved.is_some();
                 // With no changes there is nothing to approve; the walk still
                 // writes any record that is missing.
-                if planned.plan.has_changes() && !auto_approve && !approved(args.destroy) {
-                    println!("\nApply cancelled.");
-                    return ExitCode::FAILURE;
+                if planned.plan.has_changes() && !auto_approve {
+                    if !approved(args.destroy) {
+                        println!("\nApply cancelled.");
+                        return ExitCode::FAILURE;
+                    }
+                    // A blank line after the answer, as terraform leaves;
+                    // without a prompt the progress follows the plan.
+                    println!();
                 }
-                println!();
                 let mut progress = |line: String| println!("{line}");
                 match engine::apply::apply(
                     &req,
