@@ -20,7 +20,7 @@ use crate::planner::{call_names, instance_addr, tree_of, Planned, Request, Step}
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::{Provider, ProviderError, ResourceState};
-use crate::record::{Deposed, Record, RecordStore};
+use crate::record::{Deposed, OutputRecord, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Type, Value};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -56,6 +56,34 @@ impl<F: FnMut(String)> Progress for F {
 /// How many provider calls that change objects may run at once, as
 /// terraform's `-parallelism` (default 10).
 pub const DEFAULT_PARALLELISM: usize = 10;
+
+/// Keeps the root outputs a whole apply left (none after a destroy) in
+/// the record store, for the next plan's "Changes to Outputs". A targeted
+/// apply leaves them as they were, as its plan did.
+fn keep_outputs(
+    req: &Request<'_>,
+    store: &RecordStore,
+    outputs: &BTreeMap<String, Value>,
+) -> Result<(), Diagnostics> {
+    if !req.targets.is_empty() {
+        return Ok(());
+    }
+    let declared = &req.tree.module.outputs;
+    let kept = outputs
+        .iter()
+        .filter(|(_, v)| !req.destroy && v.is_wholly_known())
+        .map(|(name, v)| {
+            let sensitive = declared.get(name).is_some_and(|o| o.sensitive) || v.has_sensitive();
+            (name.clone(), OutputRecord::of(v, sensitive))
+        })
+        .collect();
+    store.put_outputs(&kept).map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            "Failed to keep the outputs",
+            format!("Every change was applied and recorded, but {e}."),
+        ))
+    })
+}
 
 /// Carries out `planned`, walking the dependency graph with up to
 /// `parallelism` changes in flight. On failure, nothing new starts, what is
@@ -104,7 +132,10 @@ pub async fn apply(
     let mut done = shared.done.take();
     done.outputs = walk.values.root().outputs.clone();
     match result {
-        Ok(()) if !walk.failure.has_errors() => Ok(done),
+        Ok(()) if !walk.failure.has_errors() => match keep_outputs(req, store, &done.outputs) {
+            Ok(()) => Ok(done),
+            Err(d) => Err((done, d)),
+        },
         Ok(()) => Err((done, walk.failure)),
         Err(d) => {
             walk.failure.extend(d);

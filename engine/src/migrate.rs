@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::proposed::proposed_new;
 use crate::provider::schema::{Block, Nesting};
 use crate::provider::{Provider, ResourceState};
-use crate::record::{Record, RecordStore};
+use crate::record::{OutputRecord, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Value};
 use base64::Engine as _;
@@ -67,8 +67,15 @@ struct StateInstance {
     private: Vec<u8>,
 }
 
+/// What the engine takes from a state file: its managed instances and its
+/// root outputs.
+struct State {
+    instances: Vec<StateInstance>,
+    outputs: BTreeMap<String, OutputRecord>,
+}
+
 /// Reads a terraform state (format version 4).
-fn read_state(path: &Path) -> Result<Vec<StateInstance>, Diagnostics> {
+fn read_state(path: &Path) -> Result<State, Diagnostics> {
     let bad = |detail: String| -> Diagnostics {
         Diagnostic::error(
             "Invalid state file",
@@ -137,7 +144,16 @@ fn read_state(path: &Path) -> Result<Vec<StateInstance>, Diagnostics> {
             });
         }
     }
-    Ok(out)
+    let mut outputs = BTreeMap::new();
+    for (name, o) in doc["outputs"].as_object().into_iter().flatten() {
+        let sensitive = o["sensitive"] == true;
+        let record = OutputRecord::from_parts(o["type"].clone(), o["value"].clone(), sensitive);
+        outputs.insert(name.clone(), record);
+    }
+    Ok(State {
+        instances: out,
+        outputs,
+    })
 }
 
 /// Migrates every instance of the state at `path` into the estate.
@@ -148,7 +164,7 @@ pub async fn migrate(
     store: &RecordStore,
     progress: &mut dyn FnMut(String),
 ) -> Result<Counts, Diagnostics> {
-    let instances = read_state(path)?;
+    let State { instances, outputs } = read_state(path)?;
     for p in instances
         .iter()
         .map(|i| &i.provider)
@@ -168,6 +184,16 @@ pub async fn migrate(
         };
         progress(format!("{}: {word}", inst.addr));
         counts.add(&outcome);
+    }
+    // The state's outputs become what the last apply left, so the first
+    // plan after migrate proposes no output changes either.
+    if !outputs.is_empty() {
+        store.put_outputs(&outputs).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Failed to keep the outputs",
+                e.to_string(),
+            ))
+        })?;
     }
     Ok(counts)
 }
@@ -316,11 +342,30 @@ mod tests {
                  "instances": [{"index_key": 1, "schema_version": 0, "attributes": {"id": "u1"}}]},
                 {"module": "module.app[\"a\"]", "mode": "data", "type": "aws_region", "name": "r",
                  "provider": aws, "instances": [{"schema_version": 0, "attributes": {}}]}
-            ]
+            ],
+            "outputs": {
+                "url": {"value": "u0", "type": "string"},
+                "n": {"value": {"a": [1, 2.5]}, "type": ["object", {"a": ["list", "number"]}]},
+                "secret": {"value": "x", "type": "string", "sensitive": true}
+            }
         });
         std::fs::write(&path, state.to_string()).unwrap();
+        // Outputs digest as the values a plan evaluates do.
+        let outputs = read_state(&path).unwrap().outputs;
+        let num = |n: &str| Value::number(crate::value::number::Number::parse(n).unwrap());
+        let list = Value::list(crate::value::Type::Number, vec![num("1"), num("2.5")]);
+        let n = Value::object([("a".to_string(), list)].into());
+        assert_eq!(outputs["n"], OutputRecord::of(&n, false));
+        assert_eq!(
+            outputs["url"],
+            OutputRecord::of(&Value::string("u0"), false)
+        );
+        let secret = &outputs["secret"];
+        assert_eq!(*secret, OutputRecord::of(&Value::string("x"), true));
+        assert_eq!(secret.value, None);
         let found: Vec<String> = read_state(&path)
             .unwrap()
+            .instances
             .iter()
             .map(|i| format!("{} {}", i.addr, i.provider))
             .collect();

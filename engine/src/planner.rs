@@ -22,13 +22,13 @@ use crate::eval::body::decode;
 use crate::eval::module::{expansion, Expansion, Instance, ModuleValues, TreeValues};
 use crate::graph::{cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::live::Settings;
-use crate::plan::{Action, Plan, Reason, ResourceChange};
+use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange};
 use crate::provider::diagnostic::{AttributePath, PathStep};
 use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::schema::Schema;
 use crate::provider::{PlannedChange, Provider, ProviderError, ResourceState};
-use crate::record::{self, Deposed, Record, RecordStore};
+use crate::record::{self, Deposed, OutputRecord, Record, RecordStore};
 use crate::session::Sessions;
 use crate::value::{Kind, Type, Value};
 use futures_util::StreamExt;
@@ -149,10 +149,15 @@ pub async fn plan(
         return Err(p.diags);
     }
     p.changes.sort_by(|a, b| a.addr.cmp(&b.addr));
+    // A targeted plan leaves the outputs as they were, and apply keeps them.
+    let outputs = match req.targets.is_empty() {
+        true => p.output_changes()?,
+        false => Vec::new(),
+    };
     Ok(Planned {
         plan: Plan {
             changes: p.changes,
-            outputs: Vec::new(),
+            outputs,
             destroy: req.destroy,
         },
         steps: p.steps,
@@ -612,6 +617,61 @@ impl<'a, 'r> Planner<'a, 'r> {
         };
         self.values_mut().resources.insert(key.clone(), whole);
         Ok(())
+    }
+
+    /// The root outputs' changes against what the last apply left in the
+    /// record store: new, changed (or unknown until apply), removed (every
+    /// one, in a destroy plan), or unchanged.
+    fn output_changes(&self) -> Result<Vec<OutputChange>, Diagnostics> {
+        let before = match self.req.use_records {
+            true => self.store.outputs().map_err(|e| {
+                Diagnostics::from(Diagnostic::error("Unreadable record", e.to_string()))
+            })?,
+            false => BTreeMap::new(),
+        };
+        let declared = &self.req.tree.module.outputs;
+        let now = &self.values.root().outputs;
+        let mut out = Vec::new();
+        for (name, after) in now.iter().filter(|_| !self.req.destroy) {
+            let sensitive =
+                declared.get(name).is_some_and(|o| o.sensitive) || after.has_sensitive();
+            let prior = before.get(name);
+            let action = match prior {
+                None => Action::Create,
+                Some(r)
+                    if after.is_wholly_known()
+                        && OutputRecord::of(after, sensitive).digest == r.digest =>
+                {
+                    Action::NoOp
+                }
+                Some(_) => Action::Update,
+            };
+            // Unchanged is what it was, which a sensitive record does not
+            // keep.
+            let before = match action {
+                Action::NoOp => Some(after.clone()),
+                _ => prior.map(OutputRecord::value),
+            };
+            out.push(OutputChange {
+                name: name.clone(),
+                action,
+                before,
+                after: Some(after.clone()),
+                sensitive: sensitive || prior.is_some_and(|r| r.sensitive),
+            });
+        }
+        for (name, r) in &before {
+            if self.req.destroy || !now.contains_key(name) {
+                out.push(OutputChange {
+                    name: name.clone(),
+                    action: Action::Delete,
+                    before: Some(r.value()),
+                    after: None,
+                    sensitive: r.sensitive,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The ID of the root's `import` block for `addr`, evaluated: `None`

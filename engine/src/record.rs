@@ -3,6 +3,11 @@
 //! object nothing in configuration names, arguments the provider cannot
 //! read, and the provider's private data. Losing the store may cost one
 //! reconverging apply, never an object.
+//!
+//! Beside the records, `root.outputs` keeps the root module's output
+//! values as the last apply left them (a sensitive one only as a digest):
+//! outputs live in no object, so a plan's "Changes to Outputs" compares
+//! against them.
 
 use crate::addr::ResourceInstanceAddr;
 use crate::value::number::Number;
@@ -160,31 +165,60 @@ impl RecordStore {
         Ok(Some(record))
     }
 
-    /// Writes a record durably (a temporary file renamed over the old one).
+    /// Writes a record durably.
     pub fn put(&self, record: &Record) -> Result<(), RecordError> {
-        let path = self.path(&record.address);
+        let text = serde_json::to_vec_pretty(record).expect("records serialize");
+        self.write(&self.path(&record.address), &text)
+    }
+
+    /// Writes `text` to `path` durably (a temporary file renamed over the
+    /// old one).
+    fn write(&self, path: &Path, text: &[u8]) -> Result<(), RecordError> {
         let io = |source| RecordError::Io {
-            path: path.clone(),
+            path: path.to_path_buf(),
             source,
         };
         std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let tmp = path.with_extension("json.tmp");
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
         let mut f = std::fs::File::create(&tmp).map_err(io)?;
-        let text = serde_json::to_vec_pretty(record).expect("records serialize");
-        f.write_all(&text).map_err(io)?;
+        f.write_all(text).map_err(io)?;
         f.write_all(b"\n").map_err(io)?;
         f.sync_all().map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(io)
+        std::fs::rename(&tmp, path).map_err(io)
     }
 
     /// Removes the record of `addr`, if any.
     pub fn remove(&self, addr: &str) -> Result<(), RecordError> {
-        let path = self.path(addr);
-        match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(RecordError::Io { path, source }),
+        remove_file(&self.path(addr))
+    }
+
+    fn outputs_path(&self) -> PathBuf {
+        self.dir.join("root.outputs")
+    }
+
+    /// The root module's outputs as the last apply left them.
+    pub fn outputs(&self) -> Result<BTreeMap<String, OutputRecord>, RecordError> {
+        let path = self.outputs_path();
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(source) => return Err(RecordError::Io { path, source }),
+        };
+        serde_json::from_slice(&text).map_err(|e| RecordError::Corrupt {
+            path,
+            reason: e.to_string(),
+        })
+    }
+
+    /// Keeps `outputs` as the root module's outputs; none removes the file.
+    pub fn put_outputs(&self, outputs: &BTreeMap<String, OutputRecord>) -> Result<(), RecordError> {
+        if outputs.is_empty() {
+            return remove_file(&self.outputs_path());
         }
+        let text = serde_json::to_vec_pretty(outputs).expect("outputs serialize");
+        self.write(&self.outputs_path(), &text)
     }
 
     /// Every record, for the sweep of types only records can find.
@@ -220,6 +254,76 @@ impl RecordStore {
     }
 }
 
+fn remove_file(path: &Path) -> Result<(), RecordError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// One root output as an apply left it, in the shape of a terraform state
+/// file's outputs: its type and value (cty's JSON), whether it is
+/// sensitive, and a digest of both. A sensitive output keeps only its type
+/// and digest: no secret is written to the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputRecord {
+    #[serde(rename = "type")]
+    pub type_json: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
+    /// SHA-256 over the type and the value.
+    pub digest: String,
+}
+
+impl OutputRecord {
+    /// The record of a known output value.
+    pub fn of(v: &Value, sensitive: bool) -> OutputRecord {
+        let ty = v.ty().to_json();
+        let value = crate::plan::json::value_json(v);
+        OutputRecord::from_parts(ty, value, sensitive)
+    }
+
+    /// The record of a value in cty's JSON, as a state file holds it.
+    pub fn from_parts(
+        type_json: serde_json::Value,
+        value: serde_json::Value,
+        sensitive: bool,
+    ) -> OutputRecord {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(type_json.to_string().as_bytes());
+        h.update(b"\n");
+        h.update(value.to_string().as_bytes());
+        OutputRecord {
+            digest: format!("{:x}", h.finalize()),
+            type_json,
+            value: (!sensitive).then_some(value),
+            sensitive,
+        }
+    }
+
+    /// The value, as far as the record keeps it. A sensitive one reads as
+    /// its digest, marked sensitive: what it was is never printed, only
+    /// that it is something other than nothing.
+    pub fn value(&self) -> Value {
+        if self.sensitive {
+            return Value::string(format!("sha256:{}", self.digest)).with_sensitive(true);
+        }
+        let ty = Type::from_json(&self.type_json).unwrap_or(Type::Dynamic);
+        let none = serde_json::Value::Null;
+        self.value
+            .as_ref()
+            .and_then(|j| crate::plan::json::value_from_json(j, &ty, &none, &none).ok())
+            .unwrap_or_else(|| Value::null(ty))
+    }
+}
+
 /// A known value of a primitive type as JSON, for `config_only`.
 pub fn to_json(v: &Value) -> Option<serde_json::Value> {
     match &v.kind {
@@ -245,6 +349,41 @@ pub fn from_json(j: &serde_json::Value, ty: &Type) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_round_trip_and_a_sensitive_one_keeps_only_its_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RecordStore::open(dir.path(), "pay");
+        assert!(store.outputs().unwrap().is_empty());
+        let url = Value::string("http://q".to_string());
+        let secret = Value::string("hunter2".to_string());
+        let outputs: BTreeMap<String, OutputRecord> = [
+            ("url".to_string(), OutputRecord::of(&url, false)),
+            ("secret".to_string(), OutputRecord::of(&secret, true)),
+        ]
+        .into();
+        store.put_outputs(&outputs).unwrap();
+        let back = store.outputs().unwrap();
+        assert_eq!(back, outputs);
+        assert_eq!(back["url"].value(), url);
+        let kept = back["secret"].value();
+        assert!(kept.has_sensitive() && kept.as_str().unwrap().starts_with("sha256:"));
+        let text = std::fs::read_to_string(dir.path().join("pay/root.outputs")).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        // The same value digests the same; another value does not.
+        assert_eq!(
+            OutputRecord::of(&secret, true).digest,
+            back["secret"].digest
+        );
+        assert_ne!(OutputRecord::of(&url, true).digest, back["secret"].digest);
+        // Records are not outputs, and outputs are not records.
+        assert!(store.all().unwrap().is_empty());
+        store.put_outputs(&BTreeMap::new()).unwrap();
+        assert!(!dir.path().join("pay/root.outputs").exists());
+        std::fs::write(dir.path().join("pay/root.outputs"), "{").unwrap();
+        let e = store.outputs().unwrap_err().to_string();
+        assert!(e.contains("root.outputs is corrupt"), "{e}");
+    }
 
     #[test]
     fn records_round_trip_and_corruption_names_the_file() {

@@ -10,6 +10,7 @@ mod fake_provider6;
 mod json_config;
 mod live_provider;
 mod modules;
+mod outputs;
 mod plan_render;
 mod stateless;
 mod support;
