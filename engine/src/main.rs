@@ -110,6 +110,22 @@ enum Command {
         #[arg(long = "no-color")]
         no_color: bool,
     },
+    /// Print the root outputs the last apply left, as `terraform output`
+    /// prints them from its state. A sensitive output's value is not kept
+    /// (only its digest), so it cannot be printed.
+    Output {
+        /// Print in terraform's JSON format.
+        #[arg(long)]
+        json: bool,
+        /// Print one string, number or bool output's value as it is.
+        #[arg(long)]
+        raw: bool,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+        /// One output's name.
+        name: Option<String>,
+    },
     /// Show information about the providers the root in the working
     /// directory requires.
     Providers {
@@ -179,6 +195,12 @@ fn main() -> ExitCode {
         Command::Console { no_color } => return ExitCode::from(console(no_color)),
         Command::Validate { json, no_color } => return validate(json, no_color),
         Command::Migrate { state, no_color } => return run_migrate(&state, no_color),
+        Command::Output {
+            json,
+            raw,
+            no_color,
+            name,
+        } => return output(name.as_deref(), json, raw, no_color),
         Command::ForceUnlock {
             lock_id,
             force,
@@ -555,6 +577,129 @@ async fn plan_and_apply(
         };
         code
     }
+}
+
+/// `choudoufu output [-json | -raw] [NAME]`.
+fn output(name: Option<&str>, json: bool, raw: bool, no_color: bool) -> ExitCode {
+    use diag::Diagnostic;
+    use engine::record::RecordStore;
+    // terraform's output command wraps its details a column earlier than
+    // plan and validate do.
+    let style = diag::Style {
+        width: 77,
+        ..diag::Style::new(!no_color)
+    };
+    let fail = |d: Diagnostic| {
+        eprint!(
+            "{}",
+            diag::render_all(&d.into(), &diag::Sources::default(), style)
+        );
+        ExitCode::FAILURE
+    };
+    let root = match std::env::current_dir() {
+        Ok(r) => r,
+        Err(e) => return report(Err(e.into())),
+    };
+    let settings = match engine::live::load(&root) {
+        Ok(s) => s,
+        Err(d) => {
+            eprint!("{}", diag::render_all(&d, &diag::Sources::default(), style));
+            return ExitCode::FAILURE;
+        }
+    };
+    let store = RecordStore::open(&settings.record_store, &settings.estate);
+    let outputs = match store.outputs() {
+        Ok(o) => o,
+        Err(e) => return fail(Diagnostic::error("Unreadable record", e.to_string())),
+    };
+    let not_kept = |name: &str| {
+        Diagnostic::error(
+            format!("Output \"{name}\" is sensitive and not kept"),
+            "The record store keeps only a digest of a sensitive output, so its value cannot be printed. Read it where it comes from, or make the output non-sensitive.",
+        )
+    };
+    let Some(name) = name else {
+        if raw {
+            return fail(Diagnostic::error(
+                "Output name required",
+                "You must give the name of a single output value when using the -raw option.",
+            ));
+        }
+        if json {
+            let mut all = serde_json::Map::new();
+            for (name, o) in &outputs {
+                let mut entry = serde_json::Map::new();
+                entry.insert("sensitive".into(), o.sensitive.into());
+                entry.insert("type".into(), o.type_json.clone());
+                match &o.value {
+                    Some(v) => {
+                        entry.insert("value".into(), v.clone());
+                    }
+                    None => {
+                        let d = not_kept(name);
+                        let warn = Diagnostic::warning(d.summary, d.detail);
+                        eprint!(
+                            "{}",
+                            diag::render_all(&warn.into(), &diag::Sources::default(), style)
+                        );
+                    }
+                }
+                all.insert(name.clone(), entry.into());
+            }
+            let text = serde_json::to_string_pretty(&serde_json::Value::Object(all));
+            println!("{}", text.expect("JSON prints"));
+            return ExitCode::SUCCESS;
+        }
+        if outputs.is_empty() {
+            let warn = Diagnostic::warning(
+                "No outputs found",
+                "The state file either has no outputs defined, or all the defined outputs are empty. Please define an output in your configuration with the `output` keyword and run `terraform refresh` for it to become available. If you are using interpolation, please verify the interpolated value is not empty. You can use the `terraform console` command to assist.",
+            );
+            eprint!(
+                "{}",
+                diag::render_all(&warn.into(), &diag::Sources::default(), style)
+            );
+        }
+        for (name, o) in &outputs {
+            match o.sensitive {
+                true => println!("{name} = <sensitive>"),
+                false => println!("{name} = {}", engine::eval::format::console(&o.value())),
+            }
+        }
+        return ExitCode::SUCCESS;
+    };
+    let Some(o) = outputs.get(name) else {
+        return fail(Diagnostic::error(
+            format!("Output \"{name}\" not found"),
+            "The output variable requested could not be found in the state file. If you recently added this to your configuration, be sure to run `terraform apply`, since the state won't be updated with new output variables until that command is run.",
+        ));
+    };
+    let (Some(value_json), false) = (&o.value, o.sensitive) else {
+        return fail(not_kept(name));
+    };
+    let value = o.value();
+    if json {
+        println!("{value_json}");
+    } else if raw {
+        match (value.as_str(), &value.kind) {
+            (Some(s), _) => print!("{s}"),
+            (None, engine::value::Kind::Number(_) | engine::value::Kind::Bool(_)) => {
+                print!("{}", engine::eval::format::console(&value));
+            }
+            _ => {
+                return fail(Diagnostic::error(
+                    "Unsupported value for raw output",
+                    format!(
+                        "The -raw option only supports strings, numbers, and boolean values, but output value \"{name}\" is {}.\n\nUse the -json option for machine-readable representations of output values that have complex types.",
+                        value.ty().friendly_name()
+                    ),
+                ));
+            }
+        }
+    } else {
+        println!("{}", engine::eval::format::console(&value));
+    }
+    ExitCode::SUCCESS
 }
 
 /// `choudoufu force-unlock LOCK_ID`.

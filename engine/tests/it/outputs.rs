@@ -157,6 +157,41 @@ fn outputs_plan_and_apply_as_terraform_shows_them() {
         kept.contains("\"greeting\"") && !kept.contains("s3cr3t"),
         "{kept}"
     );
+
+    // `output` reads them back as `terraform output` reads its state, but
+    // for a sensitive value, which is not kept.
+    for args in [
+        &["output"][..],
+        &["output", "greeting"],
+        &["output", "shape"],
+        &["output", "-raw", "arn"],
+        &["output", "-json", "shape"],
+        &["output", "-raw", "shape"],
+        &["output", "nope"],
+    ] {
+        let stock_out = stock.w.run(&terraform(), &[args, &["-no-color"]].concat());
+        let our_out = ours.w.engine(args);
+        assert_eq!(
+            (our_out.status.code(), text(&our_out)),
+            (stock_out.status.code(), text(&stock_out)),
+            "{args:?}"
+        );
+    }
+    let stock_json = stock.w.run(&terraform(), &["output", "-json"]);
+    let mut stock_json: serde_json::Value = serde_json::from_slice(&stock_json.stdout).unwrap();
+    stock_json["secret"]
+        .as_object_mut()
+        .unwrap()
+        .remove("value");
+    let our_json = ours.w.engine(&["output", "-json"]);
+    let our_json: serde_json::Value = serde_json::from_slice(&our_json.stdout).unwrap();
+    assert_eq!(our_json, stock_json);
+    let (code, out) = run(&ours, false, &["output", "-raw", "secret"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("Error: Output \"secret\" is sensitive and not kept"),
+        "{out}"
+    );
     let (code, out) = same(&stock, &ours, &plan, "No changes.");
     assert_eq!(code, 0, "{out}");
 
