@@ -13,7 +13,9 @@ use crate::bind::marker;
 use crate::config::Resource;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
-use crate::eval::module::{expansion, Expansion, Instance, ModuleValues, TreeValues};
+use crate::eval::module::{
+    expansion, root_output_sensitive, Expansion, Instance, ModuleValues, TreeValues,
+};
 use crate::graph::{Node, TreeNode};
 use crate::plan::Action;
 use crate::planner::{call_names, instance_addr, tree_of, Planned, Request, Step};
@@ -68,12 +70,11 @@ fn keep_outputs(
     if !req.targets.is_empty() {
         return Ok(());
     }
-    let declared = &req.tree.module.outputs;
     let kept = outputs
         .iter()
         .filter(|(_, v)| !req.destroy && v.is_wholly_known())
         .map(|(name, v)| {
-            let sensitive = declared.get(name).is_some_and(|o| o.sensitive) || v.has_sensitive();
+            let sensitive = root_output_sensitive(&req.tree.module, name, v);
             (name.clone(), OutputRecord::of(v, sensitive))
         })
         .collect();

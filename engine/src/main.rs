@@ -548,14 +548,11 @@ async fn plan_and_apply(
                         if !args.destroy && !done.outputs.is_empty() {
                             println!("\nOutputs:\n");
                             for (name, value) in &done.outputs {
-                                let sensitive = ws
-                                    .tree
-                                    .module
-                                    .outputs
-                                    .get(name)
-                                    .is_some_and(|o| o.sensitive)
-                                    || value.has_sensitive();
-                                if sensitive {
+                                if engine::eval::module::root_output_sensitive(
+                                    &ws.tree.module,
+                                    name,
+                                    value,
+                                ) {
                                     println!("{name} = <sensitive>");
                                 } else {
                                     println!("{name} = {}", engine::eval::format::console(value));

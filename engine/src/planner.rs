@@ -19,7 +19,9 @@ use crate::config::tree::Tree;
 use crate::config::{IgnoreChanges, Module, ProviderRef, Resource, ResourceKey};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
-use crate::eval::module::{expansion, Expansion, Instance, ModuleValues, TreeValues};
+use crate::eval::module::{
+    expansion, root_output_sensitive, Expansion, Instance, ModuleValues, TreeValues,
+};
 use crate::graph::{cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::live::Settings;
 use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange};
@@ -629,12 +631,10 @@ impl<'a, 'r> Planner<'a, 'r> {
             })?,
             false => BTreeMap::new(),
         };
-        let declared = &self.req.tree.module.outputs;
         let now = &self.values.root().outputs;
         let mut out = Vec::new();
         for (name, after) in now.iter().filter(|_| !self.req.destroy) {
-            let sensitive =
-                declared.get(name).is_some_and(|o| o.sensitive) || after.has_sensitive();
+            let sensitive = root_output_sensitive(&self.req.tree.module, name, after);
             let prior = before.get(name);
             let action = match prior {
                 None => Action::Create,

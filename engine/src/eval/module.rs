@@ -294,6 +294,12 @@ impl TreeValues {
     }
 }
 
+/// Whether the root output `name` is sensitive: declared so, or holding a
+/// sensitive value (root outputs carry no mark of their declaration).
+pub fn root_output_sensitive(root: &Module, name: &str, value: &Value) -> bool {
+    root.outputs.get(name).is_some_and(|o| o.sensitive) || value.has_sensitive()
+}
+
 /// What `module.NAME` is before the child's outputs are known (as
 /// `validate` sees it): an unknown object with an attribute per output, or
 /// an unknown list (`count`) or map (`for_each`) of such objects.
