@@ -8,7 +8,8 @@ use std::path::Path;
 
 const ESTATE: &str = "it-outputs";
 
-const OUTPUTS: &str = r#"
+/// The parameter and the output every version of the root keeps.
+const BASE: &str = r#"
 variable "greeting" {
   type    = string
   default = "hello"
@@ -23,7 +24,10 @@ resource "aws_ssm_parameter" "p" {
 output "arn" {
   value = aws_ssm_parameter.p.arn
 }
+"#;
 
+/// The first outputs: one unknown until apply, one sensitive, an object.
+const OUTPUTS: &str = r#"
 output "greeting" {
   value = var.greeting
 }
@@ -41,21 +45,6 @@ output "shape" {
 /// The outputs after a change: one changed, one removed, one added, and
 /// the parameter untouched.
 const CHANGED: &str = r#"
-variable "greeting" {
-  type    = string
-  default = "hello"
-}
-
-resource "aws_ssm_parameter" "p" {
-  name  = "/it/out/p"
-  type  = "String"
-  value = var.greeting
-}
-
-output "arn" {
-  value = aws_ssm_parameter.p.arn
-}
-
 output "greeting" {
   value = "${var.greeting}, world"
 }
@@ -84,7 +73,7 @@ impl Side {
     }
 
     fn write(&self, body: &str) {
-        let main = format!("{}{body}", aws_provider(&self.moto.endpoint));
+        let main = format!("{}{BASE}{body}", aws_provider(&self.moto.endpoint));
         std::fs::write(self.w.dir.path().join("main.tf"), main).unwrap();
     }
 }
