@@ -100,8 +100,13 @@ pub async fn holder(
     provider: &mut GrpcProvider,
     estate: &str,
 ) -> Result<Option<(Holder, ResourceState)>, LockError> {
-    let Some(state) = crate::planner::import_read(provider, TYPE, &name(estate)).await? else {
-        return Ok(None);
+    let state = match crate::planner::import_read(provider, TYPE, &name(estate)).await {
+        Ok(Some(state)) => state,
+        Ok(None) => return Ok(None),
+        // The holder let go between the provider's reads of the parameter
+        // and of its tags.
+        Err(e) if vanished(&e) => return Ok(None),
+        Err(e) => return Err(e.into()),
     };
     let text = state
         .value
@@ -203,6 +208,12 @@ fn already_exists(e: &ProviderError) -> bool {
     e.to_string().to_lowercase().contains("already exists")
 }
 
+/// Whether a read failed because the parameter went away while it was read.
+fn vanished(e: &ProviderError) -> bool {
+    let text = e.to_string();
+    text.contains("InvalidResourceId") || text.contains("ParameterNotFound")
+}
+
 impl Lock {
     /// The lock's ID, as `force-unlock` takes it.
     pub fn id(&self) -> String {
@@ -249,4 +260,38 @@ pub async fn force_unlock(
     }
     crate::apply::destroy_state(&mut provider, TYPE, &state, &schema).await?;
     Ok(holder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::diagnostic::{Diagnostic, Severity};
+
+    fn read_error(summary: &str) -> ProviderError {
+        ProviderError::Diagnostics {
+            binary: "terraform-provider-aws".into(),
+            method: "ReadResource",
+            diagnostics: vec![Diagnostic {
+                severity: Severity::Error,
+                summary: summary.into(),
+                detail: String::new(),
+                attribute: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_lock_let_go_mid_read_is_no_lock() {
+        // What the aws provider 5.100.0 reports when the parameter is
+        // deleted between its GetParameter and its ListTagsForResource.
+        let gone = read_error(
+            "listing tags for SSM (Systems Manager) Parameter (/choudoufu/lock/x): \
+             operation error SSM: ListTagsForResource, https response error StatusCode: 400, \
+             RequestID: r, InvalidResourceId: ",
+        );
+        assert!(vanished(&gone));
+        assert!(!vanished(&read_error(
+            "operation error SSM: GetParameter, exceeded maximum number of attempts"
+        )));
+    }
 }
