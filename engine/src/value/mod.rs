@@ -480,10 +480,13 @@ pub fn go_quote(s: &str) -> String {
 }
 
 /// An approximation of Go's `unicode.IsPrint` that covers the control,
-/// format and separator characters Go escapes.
+/// format and separator characters Go escapes (every space but U+0020).
 fn is_go_printable(c: char) -> bool {
     let u = c as u32;
-    !((0x80..0xa0).contains(&u)
+    !((0x80..=0xa0).contains(&u)
+        || matches!(u, 0x1680 | 0x202f | 0x205f | 0x3000)
+        || (0x600..=0x605).contains(&u)
+        || matches!(u, 0x61c | 0x6dd | 0x70f | 0x180e)
         || u == 0xad
         || (0x2000..=0x200f).contains(&u)
         || (0x2028..=0x202e).contains(&u)

@@ -22,6 +22,7 @@ mod string;
 mod template;
 mod typeconv;
 mod uuid;
+mod yaml;
 
 pub(crate) use fs::READS_FILES;
 
@@ -106,6 +107,7 @@ fn lookup(name: &str) -> Option<Func> {
         .or_else(|| uuid::lookup(name))
         .or_else(|| template::lookup(name))
         .or_else(|| csv::lookup(name))
+        .or_else(|| yaml::lookup(name))
 }
 
 /// Where a call sits in its source, for the errors of template files:
@@ -232,6 +234,8 @@ pub const NAMES: &[&str] = &[
     "uuid",
     "uuidv5",
     "values",
+    "yamldecode",
+    "yamlencode",
     "zipmap",
 ];
 
