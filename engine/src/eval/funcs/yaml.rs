@@ -268,7 +268,7 @@ impl Emitter {
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i];
-            if !printable(c) || c == '\u{feff}' || is_break(c) || c == '"' || c == '\\' {
+            if !printable(c) || is_break(c) || c == '"' || c == '\\' {
                 self.put('\\');
                 match c {
                     '\0' => self.put('0'),
@@ -283,7 +283,6 @@ impl Emitter {
                     '"' => self.put('"'),
                     '\\' => self.put('\\'),
                     '\u{85}' => self.put('N'),
-                    '\u{a0}' => self.put('_'),
                     '\u{2028}' => self.put('L'),
                     '\u{2029}' => self.put('P'),
                     _ => {
@@ -381,13 +380,9 @@ impl Analysis {
         let mut previous_space = false;
         for (i, &c) in chars.iter().enumerate() {
             let last = i + 1 == chars.len();
-            if !printable(c) || (i == 0 && c == '\u{feff}') {
-                special = true;
-            }
+            special |= !printable(c);
             if is_break(c) {
                 multiline = true;
-            }
-            if is_break(c) {
                 space_break |= previous_space;
             }
             trailing_space |= c == ' ' && last;
@@ -400,7 +395,8 @@ impl Analysis {
     }
 }
 
-/// The characters libyaml writes as they are.
+/// The characters libyaml writes as they are (U+FEFF, the byte order mark,
+/// is not among them).
 fn printable(c: char) -> bool {
     matches!(u32::from(c),
         0x0a | 0x20..=0x7e | 0xa0..=0xd7ff | 0xe000..=0xfefe | 0xff00..=0xfffd)
@@ -558,8 +554,13 @@ impl Decoder<'_> {
     }
 }
 
+/// A tag's full name (`!!str` is `tag:yaml.org,2002:str`).
+fn tag_name(tag: Tag) -> String {
+    format!("{}{}", tag.handle, tag.suffix)
+}
+
 fn collection_tag(tag: Option<Tag>, core: &str, what: &str) -> Result<(), String> {
-    match tag.map(|t| format!("{}{}", t.handle, t.suffix)) {
+    match tag.map(tag_name) {
         None => Ok(()),
         Some(t) if t.strip_prefix(CORE) == Some(core) => Ok(()),
         Some(t) => Err(format!("can't interpret {what} as {t}")),
@@ -569,7 +570,7 @@ fn collection_tag(tag: Option<Tag>, core: &str, what: &str) -> Result<(), String
 /// A scalar's value: quoted text is a string; plain text resolves by its
 /// tag, or without one by what it looks like.
 fn scalar(text: &str, style: TScalarStyle, tag: Option<Tag>) -> Result<Value, String> {
-    let tag = tag.map(|t| format!("{}{}", t.handle, t.suffix));
+    let tag = tag.map(tag_name);
     let core = match &tag {
         None => None,
         Some(t) => match t.strip_prefix(CORE) {
@@ -601,8 +602,8 @@ fn scalar(text: &str, style: TScalarStyle, tag: Option<Tag>) -> Result<Value, St
     }
 }
 
-static DECIMAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[-+]?[0-9]+$").expect("valid"));
-static FLOAT: LazyLock<Regex> = LazyLock::new(|| {
+/// YAML 1.2's core-schema numbers, integers included.
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").expect("valid")
 });
 
@@ -640,7 +641,7 @@ fn resolve(text: &str) -> Result<Value, String> {
     if let Some(hex) = text.strip_prefix("0x").filter(|d| is_digits(d, 16)) {
         return radix(hex, 16);
     }
-    if DECIMAL.is_match(text) || FLOAT.is_match(text) {
+    if NUMBER.is_match(text) {
         if let Some(n) = Number::parse(text) {
             return Ok(Value::number(n));
         }
