@@ -124,11 +124,12 @@ commit=$(git rev-parse --short=10 HEAD)
 dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
 tf_version=$("$terraform" version | head -1)
 moto_version=$("$PWD/.venv/bin/python" -c 'import moto; print(moto.__version__)')
+sizes_text=$(python3 -c 'import sys; s = sys.argv[1:]; print(", ".join(s[:-1]) + " and " + s[-1] if len(s) > 1 else s[0])' $sizes)
 mkdir -p "$(dirname "$page")"
 {
   echo "# Evidence · plan from nothing, against stock's refresh plan"
   echo
-  echo "Generated estates of about 15, 100 and 500 objects (SSM parameters and S3"
+  echo "Generated estates of $sizes_text objects (SSM parameters and S3"
   echo "buckets, four to one) are applied by stock terraform and migrated by"
   echo "choudoufu on one moto server each. Then, with nothing changed, stock"
   echo "terraform plans from its state with a refresh, and choudoufu plans from the"
@@ -140,7 +141,7 @@ mkdir -p "$(dirname "$page")"
   echo "plus one listing per swept type (the tagging API's pages, 100 objects a"
   echo "page, and the IAM role listing)."
   echo
-  echo "$(cat "$table")"
+  cat "$table"
   echo
   echo "Last run at commit $commit$dirty, started $started, release build, on $(nproc) cores; $tf_version, hashicorp/aws $version, moto $moto_version. Command:"
   echo
