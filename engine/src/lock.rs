@@ -123,13 +123,15 @@ pub async fn holder(
 }
 
 /// Takes the estate's lock for `operation`, waiting up to `timeout` for a
-/// holder to let go.
+/// holder to let go; `waiting` is told once who holds it when it must wait.
 pub async fn acquire(
     provider: &GrpcProvider,
     estate: &str,
     operation: &str,
     timeout: Duration,
+    waiting: impl FnOnce(&Holder),
 ) -> Result<Lock, LockError> {
+    let mut waiting = Some(waiting);
     let mut provider = provider.clone();
     let schema = provider
         .cached_schema()
@@ -154,7 +156,7 @@ pub async fn acquire(
                 .unwrap_or_default()
                 .trim()
         ),
-        created: format!("{} seconds since the epoch", now.as_secs()),
+        created: crate::eval::funcs::rfc3339_utc(now.as_secs() as i64),
     };
     let config = config(&schema, estate, &me);
     let null = ResourceState {
@@ -196,6 +198,9 @@ pub async fn acquire(
                             waited,
                         });
                     }
+                }
+                if let (Some((holder, _)), Some(tell)) = (&held, waiting.take()) {
+                    tell(holder);
                 }
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }

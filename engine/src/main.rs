@@ -404,8 +404,19 @@ async fn take_lock(
     } else {
         "OperationTypeApply"
     };
+    let estate = ws.settings.estate.clone();
+    let waiting = |holder: &engine::lock::Holder| {
+        println!(
+            "Estate \"{estate}\" is locked by another run: lock ID {}, {} by {} since {}. Waiting up to {} for it to finish...",
+            holder.id,
+            holder.operation,
+            holder.who,
+            holder.created,
+            args.lock_timeout
+        );
+    };
     Ok(Some(
-        engine::lock::acquire(&provider, &ws.settings.estate, operation, timeout).await?,
+        engine::lock::acquire(&provider, &estate, operation, timeout, waiting).await?,
     ))
 }
 
@@ -743,8 +754,8 @@ fn force_unlock(lock_id: &str, force: bool) -> anyhow::Result<()> {
             let holder =
                 engine::lock::force_unlock(&provider, &ws.settings.estate, lock_id).await?;
             println!(
-                "The estate lock was removed: it was held by {} for {}.",
-                holder.who, holder.operation
+                "The estate lock has been successfully unlocked: it was held by {} ({}, since {}).",
+                holder.who, holder.operation, holder.created
             );
             anyhow::Ok(())
         }

@@ -384,19 +384,35 @@ fn two_applies_of_one_estate_take_turns() {
     let holder: serde_json::Value =
         serde_json::from_str(holder["Parameter"]["Value"].as_str().unwrap()).unwrap();
 
-    // The second run is refused at once, naming the holder.
+    // A run given a timeout starts now, while the first holds the lock.
+    let waited = e
+        .command(Path::new(env!("CARGO_BIN_EXE_choudoufu")))
+        .args(["apply", "-auto-approve", "-no-color", "-lock-timeout=120s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // A run without one is refused at once, naming the holder.
     let refused = e.engine(&["apply", "-auto-approve"]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     let out = text(&refused);
     assert!(out.contains("is locked by another run"), "{out}");
     assert!(out.contains(holder["ID"].as_str().unwrap()), "{out}");
 
-    // With a timeout it waits its turn, and finds nothing left to do.
-    let waited = e.engine(&["apply", "-auto-approve", "-lock-timeout=120s"]);
+    // The one with a timeout waits its turn, and finds nothing left to do.
+    let waited = waited.wait_with_output().unwrap();
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success(), "{}", text(&first));
     assert!(text(&first).contains("5 added"), "{}", text(&first));
     assert!(waited.status.success(), "{}", text(&waited));
+    let said = text(&waited);
+    assert!(
+        said.contains("is locked by another run: lock ID ")
+            && said.contains(holder["ID"].as_str().unwrap())
+            && said.contains("Waiting up to 120s"),
+        "{said}"
+    );
     assert!(
         text(&waited).contains("0 added, 0 changed, 0 destroyed"),
         "{}",
@@ -435,7 +451,11 @@ fn two_applies_of_one_estate_take_turns() {
         Some(1)
     );
     let unlocked = e.engine(&["force-unlock", "-force", "dead-run"]);
-    assert!(unlocked.status.success(), "{}", text(&unlocked));
+    assert!(
+        text(&unlocked).contains("has been successfully unlocked: it was held by ci@gone"),
+        "{}",
+        text(&unlocked)
+    );
     assert!(e.engine(&["apply", "-auto-approve"]).status.success());
 }
 

@@ -101,6 +101,17 @@ const WEEKDAYS: [&str; 7] = [
     "Saturday",
 ];
 
+/// `secs` since the Unix epoch in RFC 3339, UTC, as `timestamp()` prints
+/// a time.
+pub fn rfc3339_utc(secs: i64) -> String {
+    Instant {
+        secs,
+        nanos: 0,
+        offset: 0,
+    }
+    .rfc3339()
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

@@ -13,6 +13,7 @@ mod charset;
 mod collection;
 mod csv;
 mod datetime;
+pub use datetime::rfc3339_utc;
 mod encoding;
 mod fs;
 mod hash;
