@@ -392,6 +392,19 @@ impl EngineRoot {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Result<Output, EngineError> {
+        let cmd = self.command(args, env);
+        let label = format!("choudoufu {}", args.first().unwrap_or(&""));
+        let out = process::run(clock, Category::Engine, &label, cmd)?;
+        Ok(Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    /// The command `choudoufu <args>` in this root, with `env` set beside
+    /// the cleared environment, to run or to start.
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new(&self.bin.path);
         cmd.args(args)
             .current_dir(&self.dir)
@@ -403,13 +416,7 @@ impl EngineRoot {
             .env("AWS_CONFIG_FILE", "/dev/null")
             .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
             .envs(env.iter().copied());
-        let label = format!("choudoufu {}", args.first().unwrap_or(&""));
-        let out = process::run(clock, Category::Engine, &label, cmd)?;
-        Ok(Output {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        })
+        cmd
     }
 
     fn failed(args: &[&str], out: &Output) -> EngineError {

@@ -61,6 +61,7 @@ pub struct RawKnobs {
     pub reviewed_block: String,
     pub crash_parameters: String,
     pub replaced_parameters: String,
+    pub concurrent_queue: String,
 }
 
 /// Objects that exist before cold deploy and that no stage may touch.
@@ -140,6 +141,9 @@ pub struct Knobs {
     /// removes again) is named `<path>/hashed-<8 hex digits of its
     /// content's sha256>`; nothing else may live there.
     pub replaced_parameters: String,
+    /// Two applies at once: the queue both add (and the stage removes
+    /// again); a queue's create keeps the first apply holding the lock.
+    pub concurrent_queue: String,
 }
 
 /// A checked estate, ready to run.
@@ -346,6 +350,7 @@ impl Estate {
                 reviewed_block,
                 crash_parameters: k.crash_parameters,
                 replaced_parameters: k.replaced_parameters,
+                concurrent_queue: k.concurrent_queue,
             },
             root_files,
             resource_types,
@@ -489,6 +494,7 @@ renamed_to = "aws_sqs_queue.r"
 reviewed_block = "aws_sqs_queue.q"
 crash_parameters = "/p/crash"
 replaced_parameters = "/p/replace"
+concurrent_queue = "p-concurrent"
 "#;
 
     fn estate_dir(manifest: &str, live: &str) -> tempfile::TempDir {

@@ -132,6 +132,13 @@ impl Guard {
         self.child.try_wait().ok().flatten()
     }
 
+    /// Kill the whole group at once with SIGKILL, as a machine dying
+    /// would: nothing in it gets to clean up.
+    pub fn kill(mut self) {
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+
     /// Wait for the process to end and collect what it wrote to piped stdout
     /// and stderr.
     fn wait_output(mut self) -> Result<Output, ProcessError> {

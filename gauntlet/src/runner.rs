@@ -19,7 +19,7 @@ use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
 use crate::stages::{
-    self, crash, day_two, no_local_state, rename, replace, review, strict, Lane, StageOutput,
+    self, crash, day_two, lock, no_local_state, rename, replace, review, strict, Lane, StageOutput,
     StagePlan, StepError, TwinView,
 };
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
@@ -468,8 +468,8 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         ),
     }
 
-    // Greenfield apply on the emptied estate twin, then the two stages past
-    // the headline on the estate it applied.
+    // Greenfield apply on the emptied estate twin, then the stages past the
+    // headline on the estate it applied.
     chain.run(
         record,
         &[
@@ -479,6 +479,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
                 StageId::PlanWithNoLocalState,
                 no_local_state::plan_with_no_local_state,
             ),
+            (StageId::TwoAppliesAtOnce, lock::two_applies_at_once),
         ],
     )?;
     clock.set_stage("Stopping the twins");

@@ -27,10 +27,11 @@ pub enum StageId {
     GreenfieldApply,
     StrictProfile,
     PlanWithNoLocalState,
+    TwoAppliesAtOnce,
 }
 
 impl StageId {
-    pub const ALL: [StageId; 15] = [
+    pub const ALL: [StageId; 16] = [
         StageId::ColdDeploy,
         StageId::Migrate,
         StageId::ReplanFromNothing,
@@ -46,6 +47,7 @@ impl StageId {
         StageId::GreenfieldApply,
         StageId::StrictProfile,
         StageId::PlanWithNoLocalState,
+        StageId::TwoAppliesAtOnce,
     ];
 
     pub fn title(self) -> &'static str {
@@ -65,6 +67,7 @@ impl StageId {
             StageId::GreenfieldApply => "Greenfield apply",
             StageId::StrictProfile => "Strict profile",
             StageId::PlanWithNoLocalState => "Plan with no local state",
+            StageId::TwoAppliesAtOnce => "Two applies at once",
         }
     }
 
@@ -81,7 +84,10 @@ impl StageId {
 
     /// Whether the stage counts toward an estate's headline verdict.
     pub fn headline(self) -> bool {
-        !matches!(self, StageId::StrictProfile | StageId::PlanWithNoLocalState)
+        !matches!(
+            self,
+            StageId::StrictProfile | StageId::PlanWithNoLocalState | StageId::TwoAppliesAtOnce
+        )
     }
 }
 
@@ -248,10 +254,18 @@ pub enum Toggle {
     /// but what only a record finds. Broken by removing one queue's
     /// tofu-estate tag before the plan (and putting it back after).
     NoLocalState,
+    /// Two applies at once: the second apply waits for the first's lock,
+    /// naming it, and then has nothing to do. Broken by running the second
+    /// with `-lock=false`.
+    LockTurns,
+    /// Two applies at once: a lock left by a killed run refuses the next
+    /// apply until `force-unlock` breaks it. Broken by deleting the lock
+    /// out of band before the next apply.
+    LockBroken,
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 38] = [
+    pub const ALL: [Toggle; 40] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -290,6 +304,8 @@ impl Toggle {
         Toggle::StrictCreate,
         Toggle::StrictMarkers,
         Toggle::NoLocalState,
+        Toggle::LockTurns,
+        Toggle::LockBroken,
     ];
 
     /// The name used by `--break` and in details: `cold-inventory`.
@@ -333,6 +349,8 @@ impl Toggle {
             Toggle::StrictCreate => "strict-create",
             Toggle::StrictMarkers => "strict-markers",
             Toggle::NoLocalState => "no-local-state",
+            Toggle::LockTurns => "lock-turns",
+            Toggle::LockBroken => "lock-broken",
         }
     }
 
@@ -373,6 +391,7 @@ impl Toggle {
             | Toggle::StrictCreate
             | Toggle::StrictMarkers => StageId::StrictProfile,
             Toggle::NoLocalState => StageId::PlanWithNoLocalState,
+            Toggle::LockTurns | Toggle::LockBroken => StageId::TwoAppliesAtOnce,
         }
     }
 
@@ -464,6 +483,10 @@ impl Toggle {
             Toggle::StrictMarkers => "writes marker_repair = \"repair\" into the strict block",
             Toggle::NoLocalState => {
                 "removes one queue's tofu-estate tag before the plan in the fresh copy"
+            }
+            Toggle::LockTurns => "runs the second apply with -lock=false",
+            Toggle::LockBroken => {
+                "deletes the killed run's lock with the AWS CLI before the next apply"
             }
         }
     }
@@ -558,7 +581,7 @@ mod tests {
     }
 
     #[test]
-    fn the_two_stages_past_the_headline_have_toggles_too() {
+    fn the_stages_past_the_headline_have_toggles_too() {
         let off: BTreeSet<StageId> = Toggle::ALL
             .iter()
             .map(|t| t.stage())
@@ -566,7 +589,11 @@ mod tests {
             .collect();
         assert_eq!(
             off.into_iter().collect::<Vec<_>>(),
-            [StageId::StrictProfile, StageId::PlanWithNoLocalState]
+            [
+                StageId::StrictProfile,
+                StageId::PlanWithNoLocalState,
+                StageId::TwoAppliesAtOnce
+            ]
         );
         assert_eq!(StageId::ALL.iter().filter(|s| s.headline()).count(), 13);
         assert_eq!(

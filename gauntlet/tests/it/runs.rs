@@ -5,7 +5,7 @@ use gauntlet::stage::{StageId, Toggle};
 use crate::{assert_nothing_left, finish, moto_pids, stage, Scratch, ESTATE, PLATFORM};
 
 /// The stages this gauntlet runs, in the page's order.
-const RUN: [&str; 15] = [
+const RUN: [&str; 16] = [
     "Cold deploy",
     "Migrate",
     "Replan from nothing",
@@ -21,6 +21,7 @@ const RUN: [&str; 15] = [
     "Greenfield apply",
     "Strict profile",
     "Plan with no local state",
+    "Two applies at once",
 ];
 
 fn detail(r: &serde_json::Value, title: &str) -> String {
@@ -64,6 +65,15 @@ fn clean_run(estate: &str) -> serde_json::Value {
     }
     assert!(page.contains("Oracle: stock terraform"));
     assert!(page.contains(&format!("cargo run -p gauntlet -- run {estate}")));
+    let lock = detail(&r, "Two applies at once");
+    for seen in [
+        "is locked by another run: lock ID ",
+        "waited its turn and then applied 0 added, 0 changed, 0 destroyed",
+        "the next apply was refused at exit 1",
+        "one more apply applied 0 added, 0 changed, 1 destroyed",
+    ] {
+        assert!(lock.contains(seen), "{seen}: {lock}");
+    }
     let t = &r["timing"];
     assert!(t["terraform"].as_u64().unwrap() > 0 && t["witness"].as_u64().unwrap() > 0);
     assert!(t["engine"].as_u64().unwrap() > 0);
@@ -380,7 +390,7 @@ fn break_cold_state_cold_markers_cold_undeclared() {
 // pass.
 
 #[test]
-fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_crash_window_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state(
+fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_crash_window_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state_lock_turns(
 ) {
     broken_together(
         ESTATE,
@@ -403,6 +413,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
             Toggle::StrictSecrets,
             Toggle::StrictCreate,
             Toggle::NoLocalState,
+            Toggle::LockTurns,
         ],
         None,
     );
@@ -413,7 +424,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
 // stamped, renamed and reviewed).
 
 #[test]
-fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_replace_order_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan_strict_silent_strict_markers(
+fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_replace_order_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan_strict_silent_strict_markers_lock_broken(
 ) {
     broken_together(
         PLATFORM,
@@ -434,6 +445,7 @@ fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_re
             Toggle::GreenfieldReplan,
             Toggle::StrictSilent,
             Toggle::StrictMarkers,
+            Toggle::LockBroken,
         ],
         None,
     );
