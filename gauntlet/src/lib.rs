@@ -6,6 +6,7 @@
 //! oracle -> witness -> stage and stages -> evidence -> report, with the
 //! runner driving them and `process` and `clock` underneath.
 
+pub mod awscli;
 pub mod choudoufu;
 pub mod clock;
 pub mod edit;

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
@@ -130,6 +130,11 @@ impl Guard {
     /// The exit status, if the process has already ended.
     pub fn try_wait(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
+    }
+
+    /// The child's stdin and stdout, when they were piped.
+    pub fn take_pipes(&mut self) -> (Option<ChildStdin>, Option<ChildStdout>) {
+        (self.child.stdin.take(), self.child.stdout.take())
     }
 
     /// Kill the whole group at once with SIGKILL, as a machine dying

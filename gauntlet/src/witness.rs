@@ -9,12 +9,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::thread;
 
 use serde_json::Value;
 
-use crate::clock::{Category, Clock};
+use crate::awscli::{Cli, CliError};
+use crate::clock::Clock;
 use crate::oracle::StateInstance;
 use crate::process;
 use crate::substrate::Side;
@@ -45,6 +45,8 @@ pub enum WitnessError {
     NoRow { type_name: String },
     #[error("{address}: the state lacks {attr}, which names it to the witness")]
     NoIdentity { address: String, attr: &'static str },
+    #[error("the AWS CLI on the {side}: {reason}")]
+    Cli { side: Side, reason: String },
     #[error(transparent)]
     Process(#[from] process::ProcessError),
     #[error("{path}: {source}")]
@@ -298,11 +300,9 @@ pub struct MarkerHit {
 /// The AWS CLI pointed at one twin.
 pub struct Witness {
     pub side: Side,
-    aws: PathBuf,
+    cli: Cli,
     endpoint: String,
-    region: String,
     home: PathBuf,
-    clock: Clock,
 }
 
 impl Witness {
@@ -319,13 +319,21 @@ impl Witness {
             path: home.clone(),
             source,
         })?;
+        let home_var = home.display().to_string();
+        let env = [
+            ("HOME", home_var.as_str()),
+            ("AWS_ACCESS_KEY_ID", "test"),
+            ("AWS_SECRET_ACCESS_KEY", "test"),
+            ("AWS_DEFAULT_REGION", region),
+            ("AWS_CONFIG_FILE", "/dev/null"),
+            ("AWS_SHARED_CREDENTIALS_FILE", "/dev/null"),
+            ("AWS_MAX_ATTEMPTS", "2"),
+        ];
         Ok(Witness {
             side,
-            aws: aws.to_owned(),
+            cli: Cli::new(clock, aws, &home, &env),
             endpoint: endpoint.to_owned(),
-            region: region.to_owned(),
             home,
-            clock: clock.clone(),
         })
     }
 
@@ -336,28 +344,24 @@ impl Witness {
         args: &[&str],
         absent: &[&str],
     ) -> Result<Option<Value>, WitnessError> {
-        let mut cmd = Command::new(&self.aws);
-        cmd.args(args)
-            .args(["--output", "json", "--endpoint-url", &self.endpoint])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .env("AWS_DEFAULT_REGION", &self.region)
-            .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-            .env("AWS_MAX_ATTEMPTS", "2");
         let label = format!(
             "aws {} {} on the {}",
             args[0],
             args.get(1).unwrap_or(&""),
             self.side
         );
-        let out = process::run(&self.clock, Category::Witness, &label, cmd)?;
+        let mut full = args.to_vec();
+        full.extend(["--output", "json", "--endpoint-url", &self.endpoint]);
+        let out = self.cli.call(&label, &full).map_err(|e| match e {
+            CliError::Process(p) => WitnessError::Process(p),
+            e => WitnessError::Cli {
+                side: self.side,
+                reason: e.to_string(),
+            },
+        })?;
         let joined = args.join(" ");
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        if out.code != 0 {
+            let stderr = out.stderr.trim().to_owned();
             if absent.iter().any(|code| stderr.contains(code)) {
                 return Ok(None);
             }
@@ -367,7 +371,7 @@ impl Witness {
                 stderr,
             });
         }
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = out.stdout;
         if text.trim().is_empty() {
             return Ok(Some(Value::Null));
         }

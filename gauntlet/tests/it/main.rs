@@ -2,6 +2,7 @@
 //! binary, the real aws provider and real moto servers, read back with the
 //! real AWS CLI. Every test runs the `gauntlet` binary as a user would.
 
+mod awscli;
 mod bad_input;
 mod guards;
 mod runs;
@@ -134,7 +135,7 @@ fn alive(pid: i32) -> bool {
 }
 
 /// Processes whose working directory lies under `dir`.
-fn processes_in(dir: &Path) -> Vec<i32> {
+pub fn processes_in(dir: &Path) -> Vec<i32> {
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     std::fs::read_dir("/proc")
         .unwrap()
