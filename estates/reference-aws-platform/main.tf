@@ -166,6 +166,12 @@ resource "aws_dynamodb_table" "sessions" {
     name = "session"
     type = "S"
   }
+
+  # The app estate (app/) writes the owner tag on this table; the platform
+  # keeps the boundary by leaving that one tag alone.
+  lifecycle {
+    ignore_changes = [tags["owner"]]
+  }
 }
 
 # --- SNS and SQS: alerts and intake ------------------------------------------

@@ -361,6 +361,48 @@ impl EngineRoot {
         )
     }
 
+    /// Another root on this root's twin: the `.tf` files and `live.hcl` of
+    /// `source`, copied into a folder `name` beside this root with this
+    /// root's provider override, its own home, and this root's schema cache.
+    pub fn beside(&self, name: &str, source: &Path) -> Result<EngineRoot, EngineError> {
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| EngineError::Io { path, source }
+        };
+        let base = self.dir.with_file_name(name);
+        if base.exists() {
+            fs::remove_dir_all(&base).map_err(io(&base))?;
+        }
+        let dir = base.join("root");
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let copy = |from: &Path, name: &str| {
+            let to = dir.join(name);
+            fs::copy(from, &to).map(drop).map_err(io(from))
+        };
+        for entry in fs::read_dir(source).map_err(io(source))? {
+            let path = entry.map_err(io(source))?.path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let keep = name.ends_with(".tf") || name.ends_with(".tf.json") || name == "live.hcl";
+            if path.is_file() && keep {
+                copy(&path, &name)?;
+            }
+        }
+        for entry in fs::read_dir(&self.dir).map_err(io(&self.dir))? {
+            let path = entry.map_err(io(&self.dir))?.path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name.ends_with("_override.tf") {
+                copy(&path, &name)?;
+            }
+        }
+        EngineRoot::new(
+            &self.bin,
+            &dir,
+            &base.join("home"),
+            &self.cli_config,
+            &self.cache,
+        )
+    }
+
     /// The record store of `estate` in this root.
     pub fn records_dir(&self, estate: &str) -> PathBuf {
         self.dir.join(".choudoufu").join("records").join(estate)

@@ -41,6 +41,44 @@ pub struct RawManifest {
     #[serde(default)]
     pub undeclared: Vec<Undeclared>,
     pub knobs: RawKnobs,
+    pub neighbour: Option<RawNeighbour>,
+}
+
+/// `[neighbour]`: a second estate on the same twin, whose root (a folder
+/// of this one) owns no whole object of this estate's, only parts of them,
+/// and what the witness reads to see those parts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNeighbour {
+    /// The folder of its root, beside `estate.toml`.
+    pub root: String,
+    /// Its estate name, as its `live.hcl` says.
+    pub estate: String,
+    /// The queue of this estate's whose policy it writes.
+    pub queue_policy: String,
+    /// This estate's topic it subscribes a queue of this estate's to.
+    pub subscription_topic: String,
+    pub subscription_queue: String,
+    /// This estate's role it attaches its own policy to.
+    pub attachment_role: String,
+    pub attachment_policy: String,
+    /// This estate's table it writes one tag on, which this estate's block
+    /// ignores.
+    pub table: String,
+    pub table_tag: String,
+    pub table_tag_value: String,
+}
+
+/// A checked `[neighbour]`.
+#[derive(Debug, Clone)]
+pub struct Neighbour {
+    pub parts: RawNeighbour,
+    pub dir: PathBuf,
+    /// Its root's `.tf` files.
+    pub root_files: Vec<PathBuf>,
+    /// How many resource blocks its root declares (none has count or
+    /// for_each).
+    pub blocks: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -157,6 +195,8 @@ pub struct Estate {
     pub preexisting: Preexisting,
     pub undeclared: Vec<Undeclared>,
     pub knobs: Knobs,
+    /// The second estate on the same twin, when the manifest names one.
+    pub neighbour: Option<Neighbour>,
     /// The root's `.tf` and `.tf.json` files, by file name.
     pub root_files: Vec<PathBuf>,
     /// Every resource type the root declares, sorted.
@@ -212,8 +252,40 @@ impl Estate {
             message: e.to_string().trim_end().to_owned(),
         })?;
         let root = scan_root(&dir)?;
-        check_live_block(&dir.join("live.hcl"), name)?;
-        Self::check(name, dir, &manifest_path, raw, root)
+        check_live_block(&dir.join("live.hcl"), name, "the estate's folder")?;
+        let neighbour = match &raw.neighbour {
+            None => None,
+            Some(n) => {
+                let ndir = dir.join(&n.root);
+                if !valid_name(&n.root) || !ndir.is_dir() {
+                    return Err(EstateError::Malformed {
+                        path: manifest_path,
+                        message: format!(
+                            "neighbour.root = {:?} is not a folder beside estate.toml",
+                            n.root
+                        ),
+                    });
+                }
+                let nroot = scan_root(&ndir)?;
+                check_live_block(&ndir.join("live.hcl"), &n.estate, "neighbour.estate")?;
+                let mut blocks = 0;
+                for f in &nroot.files {
+                    blocks += read(f)?
+                        .lines()
+                        .filter(|l| l.starts_with("resource \""))
+                        .count();
+                }
+                Some(Neighbour {
+                    parts: n.clone(),
+                    dir: ndir,
+                    root_files: nroot.files,
+                    blocks,
+                })
+            }
+        };
+        let mut estate = Self::check(name, dir, &manifest_path, raw, root)?;
+        estate.neighbour = neighbour;
+        Ok(estate)
     }
 
     fn check(
@@ -334,6 +406,7 @@ impl Estate {
             lane: raw.lane,
             preexisting,
             undeclared,
+            neighbour: None,
             knobs: Knobs {
                 state_rm_address,
                 missing_parameter: k.missing_parameter,
@@ -434,8 +507,9 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
     })
 }
 
-/// `live.hcl` must hold `live { estate = "<name>" }` for this estate.
-fn check_live_block(path: &Path, name: &str) -> Result<(), EstateError> {
+/// `live.hcl` must hold `live { estate = "<name>" }`, the name `whence`
+/// gives.
+fn check_live_block(path: &Path, name: &str, whence: &str) -> Result<(), EstateError> {
     let bad = |message: String| EstateError::Malformed {
         path: path.to_owned(),
         message,
@@ -456,7 +530,7 @@ fn check_live_block(path: &Path, name: &str) -> Result<(), EstateError> {
         .ok_or_else(|| bad("the live block has no estate = \"...\" string".into()))?;
     if estate != name {
         return Err(bad(format!(
-            "live.estate = {estate:?}, but the estate's folder is {name:?}"
+            "live.estate = {estate:?}, but {whence} is {name:?}"
         )));
     }
     Ok(())
@@ -572,6 +646,40 @@ concurrent_queue = "p-concurrent"
         );
         let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
         assert!(msg.contains("state_rm_address"), "{msg}");
+    }
+
+    #[test]
+    fn a_neighbour_is_a_root_in_a_folder_of_the_estate() {
+        let neighbour = "\n[neighbour]\nroot = \"app\"\nestate = \"e1-app\"\nqueue_policy = \"q\"\nsubscription_topic = \"t\"\nsubscription_queue = \"q\"\nattachment_role = \"r\"\nattachment_policy = \"p\"\ntable = \"s\"\ntable_tag = \"owner\"\ntable_tag_value = \"app\"\n";
+        let manifest = format!("{MANIFEST}{neighbour}");
+        let d = estate_dir(&manifest, "live { estate = \"e1\" }\n");
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(
+            msg.contains("neighbour.root = \"app\" is not a folder"),
+            "{msg}"
+        );
+
+        let app = d.path().join("e1/app");
+        fs::create_dir(&app).unwrap();
+        fs::write(
+            app.join("main.tf"),
+            "provider \"aws\" {\n  region = \"us-east-1\"\n}\nresource \"aws_sqs_queue_policy\" \"p\" {\n}\nresource \"aws_dynamodb_tag\" \"t\" {\n}\n",
+        )
+        .unwrap();
+        fs::write(app.join("live.hcl"), "live { estate = \"e1\" }\n").unwrap();
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(msg.contains("but neighbour.estate is \"e1-app\""), "{msg}");
+
+        fs::write(app.join("live.hcl"), "live { estate = \"e1-app\" }\n").unwrap();
+        let e = Estate::load(d.path(), "e1").unwrap();
+        let n = e.neighbour.unwrap();
+        assert_eq!((n.parts.estate.as_str(), n.blocks), ("e1-app", 2));
+        assert_eq!(n.root_files, [app.join("main.tf")]);
+        // The estate's own root is only the files beside the manifest.
+        assert!(e
+            .root_files
+            .iter()
+            .all(|f| f.parent() == Some(&d.path().join("e1"))));
     }
 
     #[test]

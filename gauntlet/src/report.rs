@@ -237,7 +237,7 @@ pub fn timing_table(r: &RunRecord) -> String {
         .to_string()
 }
 
-/// `2 pass, 14 not run`: a stage tally for `gauntlet list`.
+/// `2 pass, 15 not run`: a stage tally for `gauntlet list`.
 pub fn tally(r: &RunRecord) -> String {
     let mut parts = Vec::new();
     for v in [
@@ -320,7 +320,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &r).unwrap();
         let back = last(d.path(), "e").unwrap();
-        assert_eq!(tally(&back), "1 pass, 1 fail, 14 not run");
+        assert_eq!(tally(&back), "1 pass, 1 fail, 15 not run");
     }
 
     #[test]

@@ -19,8 +19,8 @@ use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
 use crate::stages::{
-    self, crash, day_two, lock, no_local_state, rename, replace, review, strict, Lane, StageOutput,
-    StagePlan, StepError, TwinView,
+    self, crash, day_two, lock, neighbour, no_local_state, rename, replace, review, strict, Lane,
+    StageOutput, StagePlan, StepError, TwinView,
 };
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
@@ -480,6 +480,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
                 no_local_state::plan_with_no_local_state,
             ),
             (StageId::TwoAppliesAtOnce, lock::two_applies_at_once),
+            (StageId::TwoEstatesOnOneTwin, neighbour::two_estates),
         ],
     )?;
     clock.set_stage("Stopping the twins");
@@ -517,6 +518,11 @@ impl Chain<'_, '_> {
         for &(stage, f) in stages {
             if stop_after.is_some_and(|last| stage > last) {
                 set_stage(record, stopped_row(stage, stop_after));
+                continue;
+            }
+            if stage == StageId::TwoEstatesOnOneTwin && self.lane.estate.neighbour.is_none() {
+                let why = "not run: the estate declares no [neighbour] in estate.toml";
+                set_stage(record, StageRecord::not_run(stage, why));
                 continue;
             }
             let (Some(cold), None) = (self.cold, &self.blocked) else {

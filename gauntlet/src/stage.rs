@@ -28,10 +28,11 @@ pub enum StageId {
     StrictProfile,
     PlanWithNoLocalState,
     TwoAppliesAtOnce,
+    TwoEstatesOnOneTwin,
 }
 
 impl StageId {
-    pub const ALL: [StageId; 16] = [
+    pub const ALL: [StageId; 17] = [
         StageId::ColdDeploy,
         StageId::Migrate,
         StageId::ReplanFromNothing,
@@ -48,6 +49,7 @@ impl StageId {
         StageId::StrictProfile,
         StageId::PlanWithNoLocalState,
         StageId::TwoAppliesAtOnce,
+        StageId::TwoEstatesOnOneTwin,
     ];
 
     pub fn title(self) -> &'static str {
@@ -68,6 +70,7 @@ impl StageId {
             StageId::StrictProfile => "Strict profile",
             StageId::PlanWithNoLocalState => "Plan with no local state",
             StageId::TwoAppliesAtOnce => "Two applies at once",
+            StageId::TwoEstatesOnOneTwin => "Two estates on one twin",
         }
     }
 
@@ -86,7 +89,10 @@ impl StageId {
     pub fn headline(self) -> bool {
         !matches!(
             self,
-            StageId::StrictProfile | StageId::PlanWithNoLocalState | StageId::TwoAppliesAtOnce
+            StageId::StrictProfile
+                | StageId::PlanWithNoLocalState
+                | StageId::TwoAppliesAtOnce
+                | StageId::TwoEstatesOnOneTwin
         )
     }
 }
@@ -262,10 +268,21 @@ pub enum Toggle {
     /// apply until `force-unlock` breaks it. Broken by deleting the lock
     /// out of band before the next apply.
     LockBroken,
+    /// Two estates on one twin: with the neighbour's parts written into
+    /// this estate's objects, neither plan proposes anything. Broken by
+    /// dropping this estate's `ignore_changes` on the neighbour's tag.
+    NeighbourBoundary,
+    /// Two estates on one twin: a neighbour's block naming one of this
+    /// estate's objects is refused by this estate's name. Broken by taking
+    /// the object's estate marker away before the plan.
+    NeighbourRefused,
+    /// Two estates on one twin: the neighbour's teardown removes exactly
+    /// its parts. Broken by writing its table tag back before the read.
+    NeighbourTeardown,
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 40] = [
+    pub const ALL: [Toggle; 43] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -306,6 +323,9 @@ impl Toggle {
         Toggle::NoLocalState,
         Toggle::LockTurns,
         Toggle::LockBroken,
+        Toggle::NeighbourBoundary,
+        Toggle::NeighbourRefused,
+        Toggle::NeighbourTeardown,
     ];
 
     /// The name used by `--break` and in details: `cold-inventory`.
@@ -351,6 +371,9 @@ impl Toggle {
             Toggle::NoLocalState => "no-local-state",
             Toggle::LockTurns => "lock-turns",
             Toggle::LockBroken => "lock-broken",
+            Toggle::NeighbourBoundary => "neighbour-boundary",
+            Toggle::NeighbourRefused => "neighbour-refused",
+            Toggle::NeighbourTeardown => "neighbour-teardown",
         }
     }
 
@@ -392,6 +415,9 @@ impl Toggle {
             | Toggle::StrictMarkers => StageId::StrictProfile,
             Toggle::NoLocalState => StageId::PlanWithNoLocalState,
             Toggle::LockTurns | Toggle::LockBroken => StageId::TwoAppliesAtOnce,
+            Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
+                StageId::TwoEstatesOnOneTwin
+            }
         }
     }
 
@@ -487,6 +513,15 @@ impl Toggle {
             Toggle::LockTurns => "runs the second apply with -lock=false",
             Toggle::LockBroken => {
                 "deletes the killed run's lock with the AWS CLI before the next apply"
+            }
+            Toggle::NeighbourBoundary => {
+                "drops the table's ignore_changes from the estate's root before its plan"
+            }
+            Toggle::NeighbourRefused => {
+                "removes the named queue's tofu-estate tag before the neighbour's plan"
+            }
+            Toggle::NeighbourTeardown => {
+                "writes the neighbour's table tag back after its destroy, before the read"
             }
         }
     }
@@ -592,7 +627,8 @@ mod tests {
             [
                 StageId::StrictProfile,
                 StageId::PlanWithNoLocalState,
-                StageId::TwoAppliesAtOnce
+                StageId::TwoAppliesAtOnce,
+                StageId::TwoEstatesOnOneTwin
             ]
         );
         assert_eq!(StageId::ALL.iter().filter(|s| s.headline()).count(), 13);

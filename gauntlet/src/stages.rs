@@ -21,6 +21,7 @@ use crate::witness::{Inventory, Kind, Witness, WitnessError};
 pub mod crash;
 pub mod day_two;
 pub mod lock;
+pub mod neighbour;
 pub mod no_local_state;
 pub mod rename;
 pub mod replace;

@@ -780,6 +780,120 @@ impl Witness {
             .map(drop)
     }
 
+    /// A queue's access policy, if it has one.
+    pub fn queue_policy(&self, queue: &str) -> Result<Option<String>, WitnessError> {
+        let url = self.queue_url_required(queue)?;
+        let v = self.call(&[
+            "sqs",
+            "get-queue-attributes",
+            "--queue-url",
+            &url,
+            "--attribute-names",
+            "Policy",
+        ])?;
+        Ok(v["Attributes"]["Policy"]
+            .as_str()
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned))
+    }
+
+    /// The endpoints of a topic's subscriptions, sorted.
+    pub fn topic_endpoints(&self, topic: &str) -> Result<Vec<String>, WitnessError> {
+        let topics = self.call(&["sns", "list-topics"])?;
+        let suffix = format!(":{topic}");
+        let Some(arn) = strings(&topics["Topics"], Some("TopicArn"))
+            .into_iter()
+            .find(|a| a.ends_with(&suffix))
+        else {
+            return Err(WitnessError::Call {
+                side: self.side,
+                args: "sns list-topics".into(),
+                stderr: format!("no topic named {topic}"),
+            });
+        };
+        let v = self.call(&["sns", "list-subscriptions-by-topic", "--topic-arn", &arn])?;
+        let mut endpoints = strings(&v["Subscriptions"], Some("Endpoint"));
+        endpoints.sort();
+        Ok(endpoints)
+    }
+
+    /// A queue's ARN.
+    pub fn queue_arn(&self, queue: &str) -> Result<String, WitnessError> {
+        let url = self.queue_url_required(queue)?;
+        let v = self.call(&[
+            "sqs",
+            "get-queue-attributes",
+            "--queue-url",
+            &url,
+            "--attribute-names",
+            "QueueArn",
+        ])?;
+        Ok(v["Attributes"]["QueueArn"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
+    }
+
+    /// The names of the managed policies attached to a role, sorted.
+    pub fn attached_policies(&self, role: &str) -> Result<Vec<String>, WitnessError> {
+        let v = self.call(&["iam", "list-attached-role-policies", "--role-name", role])?;
+        let mut names = strings(&v["AttachedPolicies"], Some("PolicyName"));
+        names.sort();
+        Ok(names)
+    }
+
+    fn table_arn(&self, table: &str) -> Result<String, WitnessError> {
+        let v = self.call(&["dynamodb", "describe-table", "--table-name", table])?;
+        Ok(v["Table"]["TableArn"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
+    }
+
+    /// A table's tags.
+    pub fn table_tags(&self, table: &str) -> Result<BTreeMap<String, String>, WitnessError> {
+        let arn = self.table_arn(table)?;
+        let v = self.call(&["dynamodb", "list-tags-of-resource", "--resource-arn", &arn])?;
+        Ok(v["Tags"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                Some((
+                    t["Key"].as_str()?.to_owned(),
+                    t["Value"].as_str()?.to_owned(),
+                ))
+            })
+            .collect())
+    }
+
+    pub fn tag_table(&self, table: &str, key: &str, value: &str) -> Result<(), WitnessError> {
+        let arn = self.table_arn(table)?;
+        let tags = serde_json::json!([{ "Key": key, "Value": value }]).to_string();
+        self.call(&[
+            "dynamodb",
+            "tag-resource",
+            "--resource-arn",
+            &arn,
+            "--tags",
+            &tags,
+        ])
+        .map(drop)
+    }
+
+    pub fn untag_table(&self, table: &str, key: &str) -> Result<(), WitnessError> {
+        let arn = self.table_arn(table)?;
+        self.call(&[
+            "dynamodb",
+            "untag-resource",
+            "--resource-arn",
+            &arn,
+            "--tag-keys",
+            key,
+        ])
+        .map(drop)
+    }
+
     pub fn delete_parameter(&self, name: &str) -> Result<(), WitnessError> {
         self.call(&["ssm", "delete-parameter", "--name", name])
             .map(drop)
