@@ -189,6 +189,17 @@ pub async fn acquire(
             }
             Err(e) if already_exists(&e) => {
                 let held = holder(&mut provider, estate).await?;
+                // The create landed but its answer was lost and the retry
+                // found the parameter: the lock is ours.
+                if let Some((holder, state)) = &held {
+                    if holder == &me {
+                        return Ok(Lock {
+                            provider,
+                            schema,
+                            state: state.clone(),
+                        });
+                    }
+                }
                 let waited = started.elapsed();
                 if waited >= timeout {
                     if let Some((holder, _)) = held {
