@@ -13,6 +13,7 @@ use crate::bind::marker;
 use crate::config::Resource;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
+use crate::eval::funcs::Phase;
 use crate::eval::module::{
     expansion, root_output_sensitive, Expansion, Instance, ModuleValues, TreeValues,
 };
@@ -111,7 +112,10 @@ pub async fn apply(
     let root = &req.tree.module.dir;
     let mut walk = Walk {
         planned,
-        values: TreeValues::new(ModuleValues::new(req.vars.clone(), root, root)),
+        values: TreeValues::new(
+            ModuleValues::new(req.vars.clone(), root, root)
+                .in_phase(Phase::Apply(req.plan_timestamp.clone())),
+        ),
         finished: BTreeSet::new(),
         started: BTreeSet::new(),
         failure: Diagnostics::default(),

@@ -460,6 +460,19 @@ async fn plan_and_apply(
                 }
             }
         }
+        // A saved plan's apply keeps the instant the plan was made.
+        let plan_timestamp = match &mode {
+            Mode::Apply {
+                saved: Some(approved),
+                ..
+            } => approved.1.plan_timestamp.clone(),
+            _ => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                engine::eval::funcs::rfc3339_utc(now.as_secs() as i64)
+            }
+        };
         let req = engine::planner::Request {
             tree: &ws.tree,
             settings: &ws.settings,
@@ -467,6 +480,7 @@ async fn plan_and_apply(
             destroy: args.destroy,
             use_records: !args.no_records,
             targets,
+            plan_timestamp,
         };
         let planned = match engine::planner::plan(&req, &mut ws.sessions, &ws.store).await {
             Ok(p) => p,
@@ -514,6 +528,7 @@ async fn plan_and_apply(
                         &root,
                         &ws.vars,
                         args.destroy,
+                        &req.plan_timestamp,
                         text,
                     );
                     if let Err(e) = saved.write(&out) {

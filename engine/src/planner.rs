@@ -19,6 +19,7 @@ use crate::config::tree::Tree;
 use crate::config::{IgnoreChanges, Module, ProviderRef, Resource, ResourceKey};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
+use crate::eval::funcs::Phase;
 use crate::eval::module::{
     expansion, root_output_sensitive, Expansion, Instance, ModuleValues, TreeValues,
 };
@@ -56,6 +57,9 @@ pub struct Request<'a> {
     /// instances): plan only these and what they depend on, and sweep
     /// nothing.
     pub targets: Vec<Target>,
+    /// When the plan was made (RFC 3339), `plantimestamp()`'s answer; a
+    /// saved plan's apply keeps the saved plan's.
+    pub plan_timestamp: String,
 }
 
 /// One instance's planned change, with what apply needs to carry it out.
@@ -112,11 +116,10 @@ pub async fn plan(
     let mut p = Planner {
         req,
         store,
-        values: TreeValues::new(ModuleValues::new(
-            req.vars.clone(),
-            &module.dir,
-            &module.dir,
-        )),
+        values: TreeValues::new(
+            ModuleValues::new(req.vars.clone(), &module.dir, &module.dir)
+                .in_phase(Phase::Plan(req.plan_timestamp.clone())),
+        ),
         here: Vec::new(),
         owned: BTreeSet::new(),
         bound: BTreeSet::new(),

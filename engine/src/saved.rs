@@ -35,6 +35,9 @@ pub struct SavedPlan {
     pub fingerprints: BTreeMap<String, String>,
     /// Per instance: its action and planned object, digested.
     pub changes: BTreeMap<String, String>,
+    /// When the plan was made (RFC 3339): its apply answers
+    /// `plantimestamp()` with it, as terraform does.
+    pub plan_timestamp: String,
     /// The approved plan as `plan` printed it.
     pub text: String,
     /// The approved plan in terraform's JSON plan format.
@@ -228,9 +231,13 @@ impl SavedPlan {
         root: &Path,
         vars: &BTreeMap<String, Value>,
         destroy: bool,
+        plan_timestamp: &str,
         text: String,
     ) -> SavedPlan {
         let d = digests(planned);
+        let mut json =
+            crate::plan::json::plan_json(&planned.plan, crate::provider::TERRAFORM_COMPAT_VERSION);
+        json["timestamp"] = serde_json::Value::from(plan_timestamp);
         SavedPlan {
             format: FORMAT.to_string(),
             engine_version: crate::VERSION.to_string(),
@@ -241,11 +248,9 @@ impl SavedPlan {
             destroy,
             fingerprints: d.fingerprints,
             changes: d.changes,
+            plan_timestamp: plan_timestamp.to_string(),
             text,
-            json: crate::plan::json::plan_json(
-                &planned.plan,
-                crate::provider::TERRAFORM_COMPAT_VERSION,
-            ),
+            json,
         }
     }
 }

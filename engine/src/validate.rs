@@ -151,7 +151,8 @@ fn evaluate<'a>(
     let mut values: BTreeMap<&Vec<String>, ModuleValues> = modules
         .iter()
         .map(|t| {
-            let mut v = ModuleValues::new(inputs::unknowns(&t.module), &t.module.dir, root_dir);
+            let mut v = ModuleValues::new(inputs::unknowns(&t.module), &t.module.dir, root_dir)
+                .in_phase(crate::eval::funcs::Phase::Validate);
             for (name, child) in &t.children {
                 let call = &t.module.module_calls[name];
                 v.modules

@@ -31,6 +31,8 @@ pub struct Scope {
     in_template: bool,
     /// Evaluating a `templatestring` template, which may not read files.
     refuse_files: bool,
+    /// What the impure functions answer.
+    phase: funcs::Phase,
 }
 
 impl Scope {
@@ -38,6 +40,12 @@ impl Scope {
         let mut s = self.clone();
         s.vars.insert(name.to_string(), v);
         s
+    }
+
+    /// This scope in `phase`.
+    pub fn in_phase(mut self, phase: funcs::Phase) -> Scope {
+        self.phase = phase;
+        self
     }
 
     /// This scope for a template function's template; `refuse_files`
@@ -615,6 +623,7 @@ impl Scope {
                 .zip(f.name.name.span())
                 .map(|(s, n)| s.start..n.end + 1),
             args: exprs.iter().map(|e| e.span()).collect(),
+            phase: self.phase.clone(),
         };
         if plain == "templatestring" && !self.in_template {
             return self.template_string(&name, &exprs, &site);

@@ -1,6 +1,7 @@
 //! A module's named values as evaluation proceeds, the scope each block's
 //! expressions see, and `count` / `for_each` expansion.
 
+use super::funcs::Phase;
 use super::inputs::{at_expr, from_call};
 use super::Scope;
 use crate::addr::{module_text, InstanceKey, ModuleStep};
@@ -26,6 +27,8 @@ pub struct ModuleValues {
     pub outputs: BTreeMap<String, Value>,
     /// `path.module`, `path.root`, `path.cwd`.
     pub path: Value,
+    /// What the impure functions answer.
+    pub phase: Phase,
 }
 
 /// Which instance an expression is evaluated for.
@@ -62,7 +65,14 @@ impl ModuleValues {
             resources: BTreeMap::new(),
             modules: BTreeMap::new(),
             outputs: BTreeMap::new(),
+            phase: Phase::Console,
         }
+    }
+
+    /// These values, evaluated in `phase`.
+    pub fn in_phase(mut self, phase: Phase) -> ModuleValues {
+        self.phase = phase;
+        self
     }
 
     /// A scope holding exactly what `refs` name (so evaluating one block
@@ -73,7 +83,7 @@ impl ModuleValues {
         let mut module = BTreeMap::new();
         let mut managed: BTreeMap<&str, BTreeMap<String, Value>> = BTreeMap::new();
         let mut data: BTreeMap<&str, BTreeMap<String, Value>> = BTreeMap::new();
-        let mut scope = Scope::default();
+        let mut scope = Scope::default().in_phase(self.phase.clone());
         for r in refs {
             match &r.target {
                 Target::Var(n) => {
@@ -238,7 +248,10 @@ impl TreeValues {
             let vars = from_call(call, &child.module, &module_text(&path), |e| {
                 parent.eval(e, &instance)
             })?;
-            made.push((path, ModuleValues::new(vars, &child.module.dir, root_dir)));
+            made.push((
+                path,
+                ModuleValues::new(vars, &child.module.dir, root_dir).in_phase(parent.phase.clone()),
+            ));
         }
         self.instances.extend(made);
         self.calls.insert((at.to_vec(), name.to_string()), exp);

@@ -11,7 +11,7 @@
 //!
 //! Left out, because the plan model does not carry them: `variables`,
 //! `prior_state`, `configuration`, `relevant_attributes`, `resource_drift`,
-//! `checks` and `timestamp`.
+//! `checks`, and `timestamp`, which a saved plan adds.
 //!
 //! [`value_from_json`] reads a value back from this format (the inverse,
 //! given the type), so a plan terraform wrote can be compared with ours.

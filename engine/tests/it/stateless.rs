@@ -224,6 +224,68 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
     assert!(!out.contains("will be destroyed"), "{out}");
 }
 
+/// As terraform: a plan shows `timestamp()` as known after apply and
+/// `plantimestamp()` as the instant it was made; a saved plan's apply keeps
+/// that instant, so the plan still matches, and `timestamp()` is the apply's.
+#[test]
+fn a_saved_plan_keeps_its_plantimestamp_and_leaves_timestamp_to_apply() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    std::fs::write(
+        e.dir.path().join("main.tf"),
+        format!(
+            r#"
+{provider}
+resource "aws_ssm_parameter" "stamp" {{
+  name           = "/it/stamp"
+  type           = "String"
+  insecure_value = plantimestamp()
+  description    = "applied ${{timestamp()}}"
+}}
+
+output "planned_at" {{
+  value = plantimestamp()
+}}
+"#,
+            provider = aws_provider(&moto.endpoint)
+        ),
+    )
+    .unwrap();
+    write_live(e.dir.path(), ESTATE);
+    let planned = e.engine(&["plan", "-out", "stamp.plan"]);
+    let out = text(&planned);
+    assert!(planned.status.success(), "{out}");
+    assert!(
+        out.contains("+ description    = (known after apply)"),
+        "{out}"
+    );
+    let at = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("+ planned_at = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("no planned_at in {out}"))
+        .to_string();
+    assert!(
+        out.contains(&format!("+ insecure_value = \"{at}\"")),
+        "{out}"
+    );
+
+    // Apply a second later: the plan still matches, and only timestamp()
+    // moved on.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let applied = e.engine(&["apply", "stamp.plan"]);
+    let out = text(&applied);
+    assert!(applied.status.success(), "{out}");
+    assert!(out.contains(&format!("planned_at = \"{at}\"")), "{out}");
+    let live = &moto.aws(&["ssm", "get-parameter", "--name", "/it/stamp"])["Parameter"];
+    assert_eq!(live["Value"], at.as_str());
+    let described = moto.aws(&["ssm", "describe-parameters"]);
+    let description = described["Parameters"][0]["Description"].as_str().unwrap();
+    assert!(description.starts_with("applied 20"), "{description}");
+    assert_ne!(description, format!("applied {at}"));
+    assert!(e.engine(&["destroy", "-auto-approve"]).status.success());
+}
+
 #[test]
 fn a_saved_plan_applies_only_to_the_live_system_it_read() {
     let moto = Moto::start();

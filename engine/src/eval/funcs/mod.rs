@@ -111,14 +111,42 @@ fn lookup(name: &str) -> Option<Func> {
         .or_else(|| yaml::lookup(name))
 }
 
+/// When an expression is evaluated, which decides what the impure
+/// functions answer, as terraform decides it per walk.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// `console`: every function known, and no `plantimestamp`.
+    #[default]
+    Console,
+    /// `validate`: the impure functions and `plantimestamp` are unknown.
+    Validate,
+    /// A plan made at this RFC 3339 instant: the impure functions are
+    /// unknown until apply, `plantimestamp` is the instant.
+    Plan(String),
+    /// The apply of a plan made at this instant: every function known.
+    Apply(String),
+}
+
+impl Phase {
+    /// Whether the impure functions must answer unknown (terraform's
+    /// `PureOnly`), to be evaluated again at apply.
+    fn pure_only(&self) -> bool {
+        matches!(self, Phase::Validate | Phase::Plan(_))
+    }
+}
+
+/// Functions whose answer differs from call to call; see [`Phase`].
+const IMPURE: &[&str] = &["bcrypt", "timestamp", "uuid"];
+
 /// Where a call sits in its source, for the errors of template files:
 /// the name's bytes, the bytes from the name to the opening parenthesis,
-/// and each argument's.
+/// and each argument's; and the phase it is evaluated in.
 #[derive(Default)]
 pub(crate) struct CallSite {
     pub(crate) name: Option<std::ops::Range<usize>>,
     pub(crate) call: Option<std::ops::Range<usize>>,
     pub(crate) args: Vec<Option<std::ops::Range<usize>>>,
+    pub(crate) phase: Phase,
 }
 
 /// The names of every function this evaluator knows, for listings and tests.
@@ -263,7 +291,15 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
         }
         _ => {}
     }
-    let Some(f) = lookup(plain) else {
+    // Only a plan and what follows it have a plan timestamp.
+    let f = match (plain, &site.phase) {
+        ("plantimestamp", Phase::Console) => None,
+        ("plantimestamp", _) => Some(Func::new(vec![], Type::String, |_| {
+            unreachable!("answered from the phase below")
+        })),
+        _ => lookup(plain),
+    };
+    let Some(f) = f else {
         if let Some((ns, _)) = name.split_once("::") {
             let detail = match name.split("::").collect::<Vec<_>>().as_slice() {
                 ["provider", p, f] => format!("There is no function named \"{name}\". Ensure that provider name \"{p}\" is declared in this module's required_providers block, and that this provider offers a function named \"{f}\"."),
@@ -320,8 +356,14 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
             convert(arg, &p.ty).map_err(|e| invalid_arg(p.name, &e.message).or_span(arg_at(i)))?;
         converted.push(arg);
     }
-    if unknown {
+    if unknown || (site.phase.pure_only() && IMPURE.contains(&plain)) {
         return Ok(Value::unknown(f.ret.clone()).with_sensitive(sensitive));
+    }
+    if plain == "plantimestamp" {
+        return Ok(match &site.phase {
+            Phase::Plan(at) | Phase::Apply(at) => Value::string(at.clone()),
+            Phase::Console | Phase::Validate => Value::unknown(Type::String),
+        });
     }
     match (f.imp)(converted) {
         Ok(v) => Ok(v.with_sensitive(sensitive)),
@@ -351,6 +393,43 @@ pub(crate) fn arg_error(param: &str, msg: impl std::fmt::Display) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn in_phase(phase: Phase, src: &str) -> Result<Value> {
+        crate::eval::eval_str(&crate::eval::Scope::default().in_phase(phase), src)
+    }
+
+    #[test]
+    fn a_plan_leaves_the_impure_functions_to_apply_and_knows_its_instant() {
+        // As terraform: `plan` shows timestamp(), uuid() and bcrypt() as
+        // known after apply, and plantimestamp() as the plan's instant.
+        let at = "2026-12-04T11:57:21Z";
+        for src in ["timestamp()", "uuid()", "bcrypt(\"x\")"] {
+            let v = in_phase(Phase::Plan(at.into()), src).unwrap();
+            assert!(!v.is_known(), "{src}");
+            assert_eq!(v.ty(), Type::String);
+            assert!(!in_phase(Phase::Validate, src).unwrap().is_known(), "{src}");
+            assert!(
+                in_phase(Phase::Apply(at.into()), src).unwrap().is_known(),
+                "{src}"
+            );
+            assert!(in_phase(Phase::Console, src).unwrap().is_known(), "{src}");
+        }
+        // Arguments are still checked.
+        let e = in_phase(Phase::Plan(at.into()), "uuid(1)").unwrap_err();
+        assert_eq!(e.summary, "Too many function arguments");
+        for phase in [Phase::Plan(at.into()), Phase::Apply(at.into())] {
+            let v = in_phase(phase.clone(), "timeadd(plantimestamp(), \"1h\")").unwrap();
+            assert_eq!(v.as_str(), Some("2026-12-04T12:57:21Z"));
+            let e = in_phase(phase, "plantimestamp(1)").unwrap_err();
+            assert_eq!(e.summary, "Too many function arguments");
+        }
+        assert!(!in_phase(Phase::Validate, "plantimestamp()")
+            .unwrap()
+            .is_known());
+        // terraform console has no plantimestamp at all.
+        let e = in_phase(Phase::Console, "plantimestamp()").unwrap_err();
+        assert_eq!(e.detail, "There is no function named \"plantimestamp\".");
+    }
 
     #[test]
     fn unknown_argument_gives_unknown_of_return_type() {
