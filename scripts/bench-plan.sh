@@ -17,8 +17,10 @@ cd "$(dirname "$0")/.."
 sizes=${SIZES:-"15 100 500"}
 page=${PAGE:-reports/plan-from-nothing.md}
 terraform=${TERRAFORM:-terraform}
-moto=$PWD/.venv/bin/moto_server
-[[ -x $moto ]] || { echo "no $moto: run cargo run -p gauntlet -- provision" >&2; exit 2; }
+# moto's server through the gauntlet's launcher, which answers one request
+# at a time (moto's backends are not safe under concurrent requests).
+python=$PWD/.venv/bin/python
+[[ -x $PWD/.venv/bin/moto_server ]] || { echo "no moto in .venv: run cargo run -p gauntlet -- provision" >&2; exit 2; }
 
 read -r version mirror < <(python3 - <<'PY'
 import os, tomllib
@@ -66,7 +68,7 @@ table=$work/table.md
 for n in $sizes; do
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   log=$work/moto-$n.log
-  "$moto" -H 127.0.0.1 -p "$port" > "$log" 2>&1 &
+  "$python" -c "$(cat gauntlet/src/moto_server.py)" -H 127.0.0.1 -p "$port" > "$log" 2>&1 &
   moto_pid=$!
   until curl -fs "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; do sleep 0.2; done
   root=$work/root-$n

@@ -258,7 +258,8 @@ impl Machine {
 #[derive(Debug, Clone)]
 pub struct Venv {
     pub dir: PathBuf,
-    pub moto_server: PathBuf,
+    /// The python that runs moto's server (see `substrate`).
+    pub python: PathBuf,
     pub aws: PathBuf,
     pub moto_version: String,
     pub awscli_version: String,
@@ -310,7 +311,7 @@ impl Venv {
         }
         Ok(Venv {
             dir: dir.to_owned(),
-            moto_server: dir.join("bin/moto_server"),
+            python: dir.join("bin/python"),
             aws: dir.join("bin/aws"),
             moto_version: pins.emulator.version.clone(),
             awscli_version: pins.witness.version.clone(),

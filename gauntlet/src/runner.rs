@@ -304,7 +304,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
             Side::Estate => estate_port,
             Side::Oracle => oracle_port,
         };
-        Twin::start(clock, &venv.moto_server, side, port, work)
+        Twin::start(clock, &venv.python, side, port, work)
     });
     let twins = [e.map_err(interrupted_or)?, o.map_err(interrupted_or)?];
     if std::env::var("GAUNTLET_TEST_PANIC").as_deref() == Ok("substrate") {

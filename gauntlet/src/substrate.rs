@@ -2,7 +2,9 @@
 //!
 //! Each [`Twin`] is a moto process on its own loopback port with its own
 //! in-memory data, owned by a [`Guard`] so it is stopped however the run
-//! ends. The twin also writes the provider override that points the aws
+//! ends. moto's server runs through `moto_server.py`, which answers one
+//! request at a time: moto's backends are not safe under concurrent
+//! requests, and the provider and the witness make them. The twin also writes the provider override that points the aws
 //! provider at it: endpoints for every service the estate uses, fake
 //! credentials and the skip flags.
 
@@ -16,6 +18,9 @@ use std::time::{Duration, Instant};
 
 use crate::clock::{Category, Clock};
 use crate::process::{self, Guard};
+
+/// moto's server, serializing its requests; run by the virtualenv's python.
+pub const MOTO_SERVER: &str = include_str!("moto_server.py");
 
 /// How long moto gets to answer its first request.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -122,7 +127,7 @@ impl Twin {
     /// Start moto on `port` and wait until it answers.
     pub fn start(
         clock: &Clock,
-        moto_server: &Path,
+        python: &Path,
         side: Side,
         port: u16,
         work: &Path,
@@ -136,14 +141,21 @@ impl Twin {
             path: log.clone(),
             source,
         })?;
-        let mut cmd = Command::new(moto_server);
-        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", work)
-            .stdin(Stdio::null())
-            .stdout(file)
-            .stderr(err_file);
+        let mut cmd = Command::new(python);
+        cmd.args([
+            "-c",
+            MOTO_SERVER,
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", work)
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err_file);
         let label = format!("moto on the {side}");
         let mut guard = Guard::spawn(cmd, &label)?;
         clock.say(&format!(

@@ -251,8 +251,11 @@ impl Moto {
             .local_addr()
             .unwrap()
             .port();
-        let child = std::process::Command::new(venv_bin("moto_server"))
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        // The gauntlet's launcher: moto's server answering one request at a
+        // time, as its backends need under concurrent requests.
+        let server = include_str!("../../../gauntlet/src/moto_server.py");
+        let child = std::process::Command::new(venv_bin("python"))
+            .args(["-c", server, "-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .process_group(0)
