@@ -19,6 +19,7 @@ mod fs;
 mod hash;
 mod ipnet;
 mod numeric;
+mod rsa;
 mod string;
 mod template;
 mod typeconv;
@@ -102,6 +103,7 @@ fn lookup(name: &str) -> Option<Func> {
         .or_else(|| numeric::lookup(name))
         .or_else(|| typeconv::lookup(name))
         .or_else(|| hash::lookup(name))
+        .or_else(|| rsa::lookup(name))
         .or_else(|| ipnet::lookup(name))
         .or_else(|| fs::lookup(name))
         .or_else(|| datetime::lookup(name))
@@ -220,6 +222,7 @@ pub const NAMES: &[&str] = &[
     "regex",
     "regexall",
     "replace",
+    "rsadecrypt",
     "reverse",
     "sensitive",
     "setintersection",
