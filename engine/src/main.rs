@@ -261,7 +261,11 @@ fn main() -> ExitCode {
             return match engine::saved::SavedPlan::read(&file) {
                 // A reader that stops early (`| head`) is not an error.
                 Ok(s) if json => {
-                    let _ = writeln!(std::io::stdout(), "{}", s.json);
+                    let _ = writeln!(
+                        std::io::stdout(),
+                        "{}",
+                        engine::plan::json::go_text(&s.json, false)
+                    );
                     ExitCode::SUCCESS
                 }
                 Ok(s) => {
@@ -294,10 +298,11 @@ fn providers_schema() -> anyhow::Result<()> {
         &LaunchOptions::from_env(),
     ))?;
     let document = TerraformSchemas::new(schemas.iter().map(|(a, s)| (a.clone(), s)));
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out =
+        engine::plan::json::GoEscaped::new(std::io::BufWriter::new(std::io::stdout().lock()));
     serde_json::to_writer(&mut out, &document)?;
     writeln!(out)?;
-    out.flush()?;
+    out.finish()?;
     Ok(())
 }
 
@@ -669,8 +674,8 @@ fn output(name: Option<&str>, json: bool, raw: bool, no_color: bool) -> ExitCode
                 }
                 all.insert(name.clone(), entry.into());
             }
-            let text = serde_json::to_string_pretty(&serde_json::Value::Object(all));
-            println!("{}", text.expect("JSON prints"));
+            let all = serde_json::Value::Object(all);
+            println!("{}", engine::plan::json::go_text(&all, true));
             return ExitCode::SUCCESS;
         }
         if outputs.is_empty() {
@@ -702,7 +707,7 @@ fn output(name: Option<&str>, json: bool, raw: bool, no_color: bool) -> ExitCode
     };
     let value = o.value();
     if json {
-        println!("{value_json}");
+        println!("{}", engine::plan::json::go_text(value_json, false));
     } else if raw {
         match (value.as_str(), &value.kind) {
             (Some(s), _) => print!("{s}"),

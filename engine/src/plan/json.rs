@@ -38,6 +38,75 @@ pub const FORMAT_VERSION: &str = "1.2";
 /// with terraform 1.11.4 may write `"1.11.4"` so that tools checking it
 /// accept the plan). The plan is taken to be applyable when it changes
 /// something, complete, and not errored.
+/// `doc` as terraform prints JSON (Go's `encoding/json`): compact, or
+/// indented by two spaces, with `<`, `>`, `&`, U+2028 and U+2029 escaped.
+pub fn go_text(doc: &Json, pretty: bool) -> String {
+    let mut out = GoEscaped::new(Vec::new());
+    if pretty {
+        serde_json::to_writer_pretty(&mut out, doc)
+    } else {
+        serde_json::to_writer(&mut out, doc)
+    }
+    .expect("JSON values serialize");
+    String::from_utf8(out.finish().expect("a Vec takes every write")).expect("JSON is UTF-8")
+}
+
+/// A writer of JSON text that escapes `<`, `>`, `&`, U+2028 and U+2029 as
+/// Go's `encoding/json` does. Outside strings JSON has none of them, so
+/// escaping every one escapes exactly those in strings.
+pub struct GoEscaped<W: std::io::Write> {
+    inner: W,
+    /// The start of a three-byte sequence split across writes.
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> GoEscaped<W> {
+    pub fn new(inner: W) -> GoEscaped<W> {
+        GoEscaped {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Writes what is pending and hands back the inner writer.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.inner.write_all(&std::mem::take(&mut self.pending))?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for GoEscaped<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut bytes = std::mem::take(&mut self.pending);
+        bytes.extend_from_slice(buf);
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b @ (b'<' | b'>' | b'&') => out.extend(format!("\\u{b:04x}").bytes()),
+                // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+                0xE2 if bytes.len() - i < 3 => {
+                    self.pending = bytes[i..].to_vec();
+                    break;
+                }
+                0xE2 if bytes[i + 1] == 0x80 && matches!(bytes[i + 2], 0xA8 | 0xA9) => {
+                    out.extend(format!("\\u20{:02x}", bytes[i + 2] - 0x80).bytes());
+                    i += 2;
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        self.inner.write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 pub fn plan_json(plan: &Plan, terraform_version: &str) -> Json {
     let mut out = Map::new();
     out.insert("format_version".into(), json!(FORMAT_VERSION));
@@ -656,6 +725,26 @@ fn dynamic_from_json(j: &Json) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_text_escapes_as_go_does() {
+        let doc = json!({"<k>": "a & b\u{2028}\u{2029}é"});
+        assert_eq!(
+            go_text(&doc, false),
+            r#"{"\u003ck\u003e":"a \u0026 b\u2028\u2029é"}"#
+        );
+        assert_eq!(
+            go_text(&json!({"a": [1]}), true),
+            "{\n  \"a\": [\n    1\n  ]\n}"
+        );
+        // A sequence split across writes is still found.
+        use std::io::Write;
+        let mut w = GoEscaped::new(Vec::new());
+        w.write_all(b"\"x\xE2\x80").unwrap();
+        w.write_all(b"\xA8\xE2").unwrap();
+        let out = w.finish().unwrap();
+        assert_eq!(out, b"\"x\\u2028\xE2");
+    }
 
     fn obj(pairs: &[(&str, Value)]) -> Value {
         Value::object(
