@@ -471,12 +471,7 @@ async fn plan_and_apply(
                 saved: Some(approved),
                 ..
             } => approved.1.plan_timestamp.clone(),
-            _ => {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default();
-                engine::eval::funcs::rfc3339_utc(now.as_secs() as i64)
-            }
+            _ => engine::eval::funcs::rfc3339_now(),
         };
         let req = engine::planner::Request {
             tree: &ws.tree,

@@ -14,17 +14,7 @@ use crate::value::{go_quote, Type, Value};
 pub(super) fn lookup(name: &str) -> Option<Func> {
     let s = |n| Param::new(n, Type::String);
     Some(match name {
-        "timestamp" => Func::new(vec![], Type::String, |_| {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_err(|e| e.to_string())?;
-            let t = Instant {
-                secs: i64::try_from(now.as_secs()).map_err(|e| e.to_string())?,
-                nanos: 0,
-                offset: 0,
-            };
-            Ok(Value::string(t.rfc3339()))
-        }),
+        "timestamp" => Func::new(vec![], Type::String, |_| Ok(Value::string(rfc3339_now()))),
         "formatdate" => Func::new(vec![s("format"), s("time")], Type::String, |a| {
             let t = parse_timestamp(text(&a[1])).map_err(|e| arg_error("time", e))?;
             Ok(Value::string(
@@ -110,6 +100,14 @@ pub fn rfc3339_utc(secs: i64) -> String {
         offset: 0,
     }
     .rfc3339()
+}
+
+/// Now, to the second, as `timestamp()` prints it.
+pub fn rfc3339_now() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    rfc3339_utc(now.as_secs() as i64)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.

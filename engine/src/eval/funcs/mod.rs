@@ -13,7 +13,7 @@ mod charset;
 mod collection;
 mod csv;
 mod datetime;
-pub use datetime::rfc3339_utc;
+pub use datetime::{rfc3339_now, rfc3339_utc};
 mod encoding;
 mod fs;
 mod hash;
