@@ -61,6 +61,11 @@ pub fn module_text(path: &[ModuleStep]) -> String {
         .join(".")
 }
 
+/// The call names of a module instance path (`module.app["a"]` is `app`).
+pub fn call_names(path: &[ModuleStep]) -> Vec<String> {
+    path.iter().map(|s| s.name.clone()).collect()
+}
+
 /// The address of one resource instance, such as `module.m.aws_sqs_queue.q[0]`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ResourceInstanceAddr {

@@ -7,8 +7,7 @@
 //! module of the tree, each block once per module instance, so a change
 //! waits for what it depends on across module boundaries.
 
-use crate::addr::{Mode, ModuleStep, ResourceInstanceAddr};
-use crate::bind::identity::{self, Marks, Row};
+use crate::addr::{call_names, Mode, ModuleStep, ResourceInstanceAddr};
 use crate::bind::marker;
 use crate::config::Resource;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -18,13 +17,13 @@ use crate::eval::module::{
     expansion, root_output_sensitive, Expansion, Instance, ModuleValues, TreeValues,
 };
 use crate::graph::{Node, TreeNode};
+use crate::plan::objchange::{config_from_state, ignore_changes, keep_live_json};
+use crate::plan::step::{Planned, Request, Step};
 use crate::plan::Action;
-use crate::planner::{call_names, instance_addr, tree_of, Planned, Request, Step};
-use crate::provider::grpc::GrpcProvider;
 use crate::provider::proposed::proposed_new;
 use crate::provider::{Provider, ProviderError, ResourceState};
 use crate::record::{Deposed, OutputRecord, Record, RecordStore};
-use crate::session::Sessions;
+use crate::session::{Launcher, Sessions};
 use crate::value::{Type, Value};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::cell::RefCell;
@@ -43,6 +42,29 @@ pub struct Applied {
     pub changed: usize,
     pub destroyed: usize,
     pub outputs: BTreeMap<String, Value>,
+}
+
+impl Applied {
+    /// The root outputs as terraform lists them after an apply
+    /// (`\nOutputs:\n\nname = value`, a sensitive one as `<sensitive>`);
+    /// empty when there are none. A null output is no output.
+    pub fn outputs_text(&self, root: &crate::config::Module) -> String {
+        let shown: Vec<String> = self
+            .outputs
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(
+                |(name, value)| match root_output_sensitive(root, name, value) {
+                    true => format!("{name} = <sensitive>\n"),
+                    false => format!("{name} = {}\n", crate::eval::format::console(value)),
+                },
+            )
+            .collect();
+        match shown.is_empty() {
+            true => String::new(),
+            false => format!("\nOutputs:\n\n{}", shown.concat()),
+        }
+    }
 }
 
 /// Where apply reports progress, one line at a time, as terraform words it.
@@ -73,7 +95,7 @@ fn keep_outputs(
     }
     let kept = outputs
         .iter()
-        .filter(|(_, v)| !req.destroy && v.is_wholly_known())
+        .filter(|(_, v)| !req.destroy && v.is_wholly_known() && !v.is_null())
         .map(|(name, v)| {
             let sensitive = root_output_sensitive(&req.tree.module, name, v);
             (name.clone(), OutputRecord::of(v, sensitive))
@@ -90,10 +112,10 @@ fn keep_outputs(
 /// Carries out `planned`, walking the dependency graph with up to
 /// `parallelism` changes in flight. On failure, nothing new starts, what is
 /// in flight finishes and is recorded, and `Applied` says what committed.
-pub async fn apply(
+pub async fn apply<L: Launcher>(
     req: &Request<'_>,
     planned: &Planned,
-    sessions: &mut Sessions,
+    sessions: &mut Sessions<L>,
     store: &RecordStore,
     progress: &mut dyn Progress,
     parallelism: usize,
@@ -108,6 +130,7 @@ pub async fn apply(
         permits: Semaphore::new(parallelism.max(1)),
         interrupted,
         kill_after: std::env::var(SIGTERM_AFTER).ok(),
+        deferred: RefCell::default(),
     };
     let root = &req.tree.module.dir;
     let mut walk = Walk {
@@ -160,6 +183,9 @@ struct Shared<'a, 'r> {
     interrupted: Arc<AtomicBool>,
     /// The test hook's address (see [`SIGTERM_AFTER`]).
     kill_after: Option<String>,
+    /// The old objects of create_before_destroy replacements, destroyed
+    /// once everything that depends on them has changed.
+    deferred: RefCell<Vec<(ResourceInstanceAddr, Deposed)>>,
 }
 
 impl Shared<'_, '_> {
@@ -215,13 +241,13 @@ struct Walk<'a> {
 }
 
 /// One node's instances, ready to run: each step with its configuration.
-type Jobs<'a> = Vec<(&'a Step, Option<Value>, GrpcProvider)>;
+type Jobs<'a, P> = Vec<(&'a Step, Option<Value>, P)>;
 
 impl<'a> Walk<'a> {
-    async fn run(
+    async fn run<L: Launcher>(
         &mut self,
         shared: &Shared<'_, '_>,
-        sessions: &mut Sessions,
+        sessions: &mut Sessions<L>,
     ) -> Result<(), Diagnostics> {
         let destroy = shared.req.destroy;
         let mut running = FuturesUnordered::new();
@@ -299,6 +325,27 @@ impl<'a> Walk<'a> {
         if self.failure.has_errors() || shared.stopping() {
             return Ok(());
         }
+        // The old objects of create_before_destroy replacements, now that
+        // everything that depended on them has changed.
+        let deferred = shared.deferred.take();
+        for (addr, old) in deferred.iter().rev() {
+            if shared.stopping() {
+                return Ok(());
+            }
+            let Some(step) = self.planned.steps.get(addr) else {
+                continue;
+            };
+            if let Some(prior) = &step.prior {
+                let provider = sessions.get(&step.provider).await?.clone();
+                let _permit = shared
+                    .permits
+                    .acquire()
+                    .await
+                    .expect("the semaphore is never closed");
+                destroy_live(shared, &provider, step, Some(&old.key), prior).await?;
+                forget_deposed(shared.store, step, &old.key)?;
+            }
+        }
         for addr in &self.planned.stale_records {
             shared.store.remove(addr).map_err(|e| {
                 Diagnostics::from(Diagnostic::error("Failed to remove record", e.to_string()))
@@ -317,7 +364,10 @@ impl<'a> Walk<'a> {
                     .acquire()
                     .await
                     .expect("the semaphore is never closed");
-                destroy_object(shared, &provider, step, true).await?;
+                match step.action {
+                    Action::Forget => forget_object(shared, &provider, step).await?,
+                    _ => destroy_object(shared, &provider, step, true).await?,
+                }
             }
         }
         Ok(())
@@ -328,10 +378,7 @@ impl<'a> Walk<'a> {
     fn ready(&self, node: &TreeNode, destroy: bool) -> bool {
         let graph = &self.planned.graph;
         if destroy {
-            graph
-                .nodes()
-                .filter(|n| graph.deps(n).any(|d| d == node))
-                .all(|n| self.finished.contains(n))
+            graph.dependents(node).all(|n| self.finished.contains(n))
         } else {
             graph.deps(node).all(|d| self.finished.contains(d))
         }
@@ -350,16 +397,16 @@ impl<'a> Walk<'a> {
     /// Starts a node in every instance of its module: evaluates what needs
     /// no provider at once (`None`), or returns the changes its instances
     /// need, module instance by module instance.
-    async fn start(
+    async fn start<L: Launcher>(
         &mut self,
         shared: &Shared<'_, '_>,
-        sessions: &mut Sessions,
+        sessions: &mut Sessions<L>,
         node: &TreeNode,
-    ) -> Result<Option<Jobs<'a>>, Diagnostics> {
+    ) -> Result<Option<Jobs<'a, L::Provider>>, Diagnostics> {
         if shared.req.destroy {
             return self.start_destroy(sessions, node).await;
         }
-        let mut all: Option<Jobs<'a>> = None;
+        let mut all: Option<Jobs<'a, L::Provider>> = None;
         for instance in self.values.instances_of(&node.module) {
             if let Some(jobs) = self
                 .start_in(shared, sessions, &instance, &node.node)
@@ -372,11 +419,11 @@ impl<'a> Walk<'a> {
     }
 
     /// A destroy starts a resource node's deletes, in every module instance.
-    async fn start_destroy(
+    async fn start_destroy<L: Launcher>(
         &mut self,
-        sessions: &mut Sessions,
+        sessions: &mut Sessions<L>,
         node: &TreeNode,
-    ) -> Result<Option<Jobs<'a>>, Diagnostics> {
+    ) -> Result<Option<Jobs<'a, L::Provider>>, Diagnostics> {
         match &node.node {
             Node::Resource(key) => {
                 let mut jobs = Vec::new();
@@ -393,14 +440,14 @@ impl<'a> Walk<'a> {
     }
 
     /// Starts a node in one module instance (`here`).
-    async fn start_in(
+    async fn start_in<L: Launcher>(
         &mut self,
         shared: &Shared<'_, '_>,
-        sessions: &mut Sessions,
+        sessions: &mut Sessions<L>,
         here: &[ModuleStep],
         node: &Node,
-    ) -> Result<Option<Jobs<'a>>, Diagnostics> {
-        let tree = tree_of(shared.req.tree, here);
+    ) -> Result<Option<Jobs<'a, L::Provider>>, Diagnostics> {
+        let tree = shared.req.tree.of_instance(here);
         let module = &tree.module;
         let values = &self.values.instances[here];
         match node {
@@ -434,30 +481,25 @@ impl<'a> Walk<'a> {
                 let exp = expansion(values, res.count.as_ref(), res.for_each.as_ref(), false)?;
                 let mut jobs = Vec::new();
                 for (inst_key, instance) in exp.instances() {
-                    let addr = instance_addr(here, key, inst_key);
+                    let addr = key.instance(here, inst_key);
                     // Not in the plan (left out by -target): untouched.
                     let Some(step) = self.planned.steps.get(&addr) else {
                         continue;
                     };
                     let config = match step.action {
                         Action::Create | Action::Update | Action::Replace { .. } => {
-                            let row =
-                                identity::row(&step.type_name).expect("planned types have rows");
                             let scope = values.scope_for(&res.config.references(), &instance);
                             let config = decode(&res.config, &step.schema.block, &scope)?;
-                            let config = match row.marks {
-                                Marks::Tags => marker::with_markers(
+                            let config = match step.identity.is_tagged() {
+                                true => marker::with_markers(
                                     config,
                                     &shared.req.settings.estate,
                                     &addr.to_string(),
                                 ),
-                                Marks::Parent { .. } => config,
+                                false => config,
                             };
                             let live = step.prior.as_ref().map(|p| &p.value);
-                            Some(crate::planner::keep_live_json(
-                                keep_ignored(res, config, live),
-                                live,
-                            ))
+                            Some(keep_live_json(keep_ignored(res, config, live), live))
                         }
                         _ => None,
                     };
@@ -470,9 +512,9 @@ impl<'a> Walk<'a> {
         }
     }
 
-    async fn read_data(
+    async fn read_data<L: Launcher>(
         &mut self,
-        sessions: &mut Sessions,
+        sessions: &mut Sessions<L>,
         here: &[ModuleStep],
         res: &Resource,
         pref: &crate::config::ProviderRef,
@@ -498,7 +540,7 @@ impl<'a> Walk<'a> {
             let v = provider
                 .read_data_source(&res.key.type_name, &config)
                 .await
-                .map_err(|e| failed(&instance_addr(here, &res.key, inst_key), e))?;
+                .map_err(|e| failed(&res.key.instance(here, inst_key), e))?;
             values.push(v);
         }
         self.values
@@ -510,9 +552,9 @@ impl<'a> Walk<'a> {
 }
 
 /// Carries out one instance's step; returns the object it leaves.
-async fn change(
+async fn change<P: Provider + Clone>(
     shared: &Shared<'_, '_>,
-    provider: GrpcProvider,
+    provider: P,
     step: &Step,
     config: Option<Value>,
 ) -> Result<Value, Diagnostics> {
@@ -522,7 +564,6 @@ async fn change(
             .map(|p| p.value.clone())
             .unwrap_or_else(|| Value::unknown(Type::Dynamic))
     };
-    let row = identity::row(&step.type_name).expect("planned types have rows");
     let _permit = shared
         .permits
         .acquire()
@@ -557,7 +598,7 @@ async fn change(
             Some(config),
         ) => {
             destroy_object(shared, &provider, step, false).await?;
-            create_or_update(shared, &provider, step, row, &config, None, &[]).await?
+            create_or_update(shared, &provider, step, &config, None, &[]).await?
         }
         (
             Action::Replace {
@@ -567,53 +608,39 @@ async fn change(
         ) => {
             // The old object becomes deposed: the new one's record names
             // it until it is destroyed, so a run stopped in between leaves
-            // it findable.
+            // it findable. As terraform does, it goes only once what
+            // depends on it has moved to the new object.
             let old = Deposed::new(step.id.clone().unwrap_or_default());
             let v = create_or_update(
                 shared,
                 &provider,
                 step,
-                row,
                 &config,
                 None,
                 std::slice::from_ref(&old),
             )
             .await?;
-            if shared.stopping() {
-                return Ok(v);
-            }
-            if let Some(prior) = &step.prior {
-                destroy_live(shared, &provider, step, Some(&old.key), prior).await?;
-                forget_deposed(shared.store, step, &old.key)?;
-            }
+            shared.deferred.borrow_mut().push((step.addr.clone(), old));
             v
         }
         (Action::Update, Some(config)) => {
-            create_or_update(
-                shared,
-                &provider,
-                step,
-                row,
-                &config,
-                step.prior.as_ref(),
-                &[],
-            )
-            .await?
+            create_or_update(shared, &provider, step, &config, step.prior.as_ref(), &[]).await?
         }
         (Action::Create, Some(config)) => {
-            create_or_update(shared, &provider, step, row, &config, None, &[]).await?
+            create_or_update(shared, &provider, step, &config, None, &[]).await?
         }
         _ => {
             // A bound object with no record (the store was lost, or the
             // block was renamed) gets one again.
             if let (Some(prior), Ok(None)) = (&step.prior, shared.store.get(&step.addr)) {
-                let r = Record::of(
+                let mut r = Record::for_object(
                     step.addr.to_string(),
-                    &step.type_name,
-                    step.id.clone(),
-                    row.config_only,
+                    &step.identity,
+                    &step.provider,
+                    &step.schema.block,
                     prior,
                 );
+                r.id = step.id.clone().or(r.id);
                 shared.store.put(&r).map_err(|e| {
                     Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
                 })?;
@@ -629,9 +656,9 @@ async fn change(
 
 /// Destroys the deposed objects the plan found for the step's instance,
 /// each then struck from its record.
-async fn destroy_deposed(
+async fn destroy_deposed<P: Provider + Clone>(
     shared: &Shared<'_, '_>,
-    provider: &GrpcProvider,
+    provider: &P,
     step: &Step,
 ) -> Result<(), Diagnostics> {
     for d in &step.deposed {
@@ -661,11 +688,10 @@ fn forget_deposed(store: &RecordStore, step: &Step, key: &str) -> Result<(), Dia
 
 /// Plans the change again with the configuration as it now evaluates,
 /// applies it, and records the result.
-async fn create_or_update(
+async fn create_or_update<P: Provider + Clone>(
     shared: &Shared<'_, '_>,
-    provider: &GrpcProvider,
+    provider: &P,
     step: &Step,
-    row: &Row,
     config: &Value,
     prior: Option<&ResourceState>,
     deposed: &[Deposed],
@@ -692,8 +718,7 @@ async fn create_or_update(
             .and_then(|t| t.module.resources.get(k))
     });
     if let (Some(res), false) = (res, creating) {
-        planned.planned_state =
-            crate::planner::ignore_changes(res, planned.planned_state, Some(&prior.value));
+        planned.planned_state = ignore_changes(res, planned.planned_state, Some(&prior.value));
     }
     let id = prior
         .value
@@ -745,7 +770,7 @@ async fn create_or_update(
         ));
         shared.done.borrow_mut().changed += 1;
     }
-    record(shared.store, step, row, &state, deposed)?;
+    record(shared.store, step, &state, deposed)?;
     shared.committed(addr);
     Ok(state.value)
 }
@@ -753,16 +778,14 @@ async fn create_or_update(
 fn record(
     store: &RecordStore,
     step: &Step,
-    row: &Row,
     state: &ResourceState,
     deposed: &[Deposed],
 ) -> Result<(), Diagnostics> {
-    let id = row.import_id(&state.value);
-    let mut r = Record::of(
+    let mut r = Record::for_object(
         step.addr.to_string(),
-        &step.type_name,
-        id,
-        row.config_only,
+        &step.identity,
+        &step.provider,
+        &step.schema.block,
         state,
     );
     r.deposed = deposed.to_vec();
@@ -778,9 +801,9 @@ fn record(
 }
 
 /// Destroys the step's prior object; `forget` removes its record.
-async fn destroy_object(
+async fn destroy_object<P: Provider + Clone>(
     shared: &Shared<'_, '_>,
-    provider: &GrpcProvider,
+    provider: &P,
     step: &Step,
     forget: bool,
 ) -> Result<(), Diagnostics> {
@@ -801,11 +824,47 @@ async fn destroy_object(
     Ok(())
 }
 
+/// Forgets an object a `removed` block keeps: a tagged object's markers
+/// come off, by an update that removes only them, and its record goes; the
+/// object itself stays, unmanaged.
+async fn forget_object<P: Provider + Clone>(
+    shared: &Shared<'_, '_>,
+    provider: &P,
+    step: &Step,
+) -> Result<(), Diagnostics> {
+    let Some(prior) = &step.prior else {
+        return Ok(());
+    };
+    let addr = &step.addr;
+    if step.identity.is_tagged() {
+        let mut provider = provider.clone();
+        let block = &step.schema.block;
+        let config = marker::without_markers(&config_from_state(block, &prior.value));
+        let proposed = proposed_new(block, &prior.value, &config);
+        let planned = provider
+            .plan_resource_change(&step.type_name, prior, &proposed, &config)
+            .await
+            .map_err(|e| failed(addr, e))?;
+        provider
+            .apply_resource_change(&step.type_name, &prior.value, &planned, &config)
+            .await
+            .map_err(|e| failed(addr, e))?;
+    }
+    shared.store.remove(&addr.to_string()).map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            "Failed to remove record",
+            format!("{addr} is no longer managed, but its record could not be removed: {e}."),
+        ))
+    })?;
+    shared.committed(addr);
+    Ok(())
+}
+
 /// Destroys one live object of the step's instance (its current object,
 /// or a deposed one by key), saying so as terraform does.
-async fn destroy_live(
+async fn destroy_live<P: Provider + Clone>(
     shared: &Shared<'_, '_>,
-    provider: &GrpcProvider,
+    provider: &P,
     step: &Step,
     deposed: Option<&str>,
     prior: &ResourceState,
@@ -844,8 +903,8 @@ async fn destroy_live(
 }
 
 /// Plans and applies the destroy of one live object.
-pub async fn destroy_state(
-    provider: &mut GrpcProvider,
+pub async fn destroy_state<P: Provider>(
+    provider: &mut P,
     type_name: &str,
     prior: &ResourceState,
     schema: &crate::provider::schema::Schema,
@@ -865,7 +924,7 @@ pub async fn destroy_state(
 fn keep_ignored(res: &Resource, config: Value, prior: Option<&Value>) -> Value {
     match (&res.lifecycle.ignore_changes, prior) {
         (crate::config::IgnoreChanges::None, _) | (_, None) => config,
-        (_, Some(_)) => crate::planner::ignore_changes(res, config, prior),
+        (_, Some(_)) => ignore_changes(res, config, prior),
     }
 }
 

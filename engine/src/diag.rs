@@ -36,6 +36,8 @@ pub struct Diagnostic {
     /// The resource instance a provider's diagnostic is about
     /// (`with aws_sqs_queue.q,`).
     pub address: Option<String>,
+    /// The attribute of the object a provider's diagnostic is about.
+    pub attribute: Option<crate::provider::path::AttributePath>,
 }
 
 impl Diagnostic {
@@ -47,6 +49,7 @@ impl Diagnostic {
             subject: None,
             context: None,
             address: None,
+            attribute: None,
         }
     }
 
@@ -70,6 +73,19 @@ impl Diagnostic {
     pub fn about(mut self, address: impl Into<String>) -> Diagnostic {
         self.address = Some(address.into());
         self
+    }
+
+    /// The diagnostic as one line of a provider's answer:
+    /// `Error: summary (at rule[0].id): detail`.
+    pub fn provider_line(&self) -> String {
+        let mut s = format!("{}: {}", self.severity.word(), self.summary);
+        if let Some(path) = self.attribute.as_ref().filter(|p| !p.0.is_empty()) {
+            s.push_str(&format!(" (at {path})"));
+        }
+        if !self.detail.is_empty() {
+            s.push_str(&format!(": {}", self.detail));
+        }
+        s
     }
 
     pub fn is_error(&self) -> bool {

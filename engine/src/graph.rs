@@ -73,6 +73,7 @@ impl Graph {
             address,
             graph: Graph::default(),
             diags: Diagnostics::default(),
+            in_check: None,
         };
         for name in module.variables.keys() {
             b.graph
@@ -155,8 +156,13 @@ impl Graph {
                 b.expr(node.clone(), &c.condition, PLAIN);
             }
         }
-        for c in &module.checks {
-            b.refs_only(&c.condition, PLAIN);
+        for c in module.checks.values() {
+            b.in_check = Some(&c.name);
+            for a in &c.asserts {
+                b.refs_only(&a.condition, PLAIN);
+                b.refs_only(&a.error_message, PLAIN);
+            }
+            b.in_check = None;
         }
         (b.graph, b.diags)
     }
@@ -212,6 +218,8 @@ impl fmt::Display for TreeNode {
 #[derive(Debug, Clone, Default)]
 pub struct TreeGraph {
     deps: BTreeMap<TreeNode, BTreeSet<TreeNode>>,
+    /// The same edges reversed: what depends on each node.
+    dependents: BTreeMap<TreeNode, BTreeSet<TreeNode>>,
 }
 
 impl TreeGraph {
@@ -266,7 +274,13 @@ impl TreeGraph {
                 }
             }
         }
-        TreeGraph { deps }
+        let mut dependents: BTreeMap<TreeNode, BTreeSet<TreeNode>> = BTreeMap::new();
+        for (n, ds) in &deps {
+            for d in ds {
+                dependents.entry(d.clone()).or_default().insert(n.clone());
+            }
+        }
+        TreeGraph { deps, dependents }
     }
 
     /// Builds the graph of every module of `tree` and links them, in
@@ -292,6 +306,11 @@ impl TreeGraph {
     /// What `node` depends on directly.
     pub fn deps(&self, node: &TreeNode) -> impl Iterator<Item = &TreeNode> {
         self.deps.get(node).into_iter().flatten()
+    }
+
+    /// What depends on `node` directly.
+    pub fn dependents(&self, node: &TreeNode) -> impl Iterator<Item = &TreeNode> {
+        self.dependents.get(node).into_iter().flatten()
     }
 
     pub fn nodes(&self) -> impl Iterator<Item = &TreeNode> {
@@ -416,6 +435,7 @@ pub fn check_references(module: &Module, refs: &[Reference]) -> Diagnostics {
         address: "",
         graph: Graph::default(),
         diags: Diagnostics::default(),
+        in_check: None,
     };
     for r in refs {
         b.check(r, PLAIN);
@@ -434,6 +454,9 @@ struct Builder<'a> {
     address: &'a str,
     graph: Graph,
     diags: Diagnostics,
+    /// The `check` block whose assertions are being read: the one place
+    /// its data source may be referred to from.
+    in_check: Option<&'a str>,
 }
 
 impl Builder<'_> {
@@ -492,17 +515,25 @@ impl Builder<'_> {
                 "Reference to undeclared local value",
                 format!("A local value with the name \"{n}\" has not been declared.{}", suggest(n, m.locals.keys())),
             ),
-            Target::Resource(k) if m.resources.contains_key(k) => return Some(Node::Resource(k.clone())),
-            Target::Resource(k) => {
-                let kind = match k.mode {
-                    Mode::Managed => "managed",
-                    Mode::Data => "data",
-                };
-                err(
-                    "Reference to undeclared resource",
-                    format!("A {kind} resource \"{}\" \"{}\" has not been declared in {within}.", k.type_name, k.name),
-                )
-            }
+            Target::Resource(k) => match m.resources.get(k) {
+                Some(res) if res.check.is_none() || res.check.as_deref() == self.in_check => {
+                    return Some(Node::Resource(k.clone()))
+                }
+                Some(_) => err(
+                    "Reference to scoped resource",
+                    format!("The referenced data resource \"{}\" \"{}\" is not available from this context.", k.type_name, k.name),
+                ),
+                None => {
+                    let kind = match k.mode {
+                        Mode::Managed => "managed",
+                        Mode::Data => "data",
+                    };
+                    err(
+                        "Reference to undeclared resource",
+                        format!("A {kind} resource \"{}\" \"{}\" has not been declared in {within}.", k.type_name, k.name),
+                    )
+                }
+            },
             Target::Module(n) if m.module_calls.contains_key(n) => return Some(Node::ModuleCall(n.clone())),
             Target::Module(n) => err(
                 "Reference to undeclared module",

@@ -10,6 +10,7 @@ pub mod config;
 pub mod diag;
 pub mod eval;
 pub mod graph;
+pub mod init;
 pub mod live;
 pub mod lock;
 pub mod migrate;

@@ -100,7 +100,7 @@ pub async fn holder(
     provider: &mut GrpcProvider,
     estate: &str,
 ) -> Result<Option<(Holder, ResourceState)>, LockError> {
-    let state = match crate::planner::import_read(provider, TYPE, &name(estate)).await {
+    let state = match crate::bind::import_read(provider, TYPE, &name(estate)).await {
         Ok(Some(state)) => state,
         Ok(None) => return Ok(None),
         // The holder let go between the provider's reads of the parameter
@@ -281,18 +281,13 @@ pub async fn force_unlock(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::diagnostic::{Diagnostic, Severity};
+    use crate::diag::Diagnostic;
 
     fn read_error(summary: &str) -> ProviderError {
         ProviderError::Diagnostics {
             binary: "terraform-provider-aws".into(),
             method: "ReadResource",
-            diagnostics: vec![Diagnostic {
-                severity: Severity::Error,
-                summary: summary.into(),
-                detail: String::new(),
-                attribute: None,
-            }],
+            diagnostics: vec![Diagnostic::error(summary, "")],
         }
     }
 

@@ -7,16 +7,15 @@
 //! state file is only read.
 
 use crate::addr::ResourceInstanceAddr;
-use crate::bind::identity::{self, Marks};
+use crate::bind::aws;
+use crate::bind::catalogue::Family;
 use crate::bind::marker::{self, Owner};
 use crate::config::ProviderRef;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::proposed::proposed_new;
-use crate::provider::schema::{Block, Nesting};
 use crate::provider::{Provider, ResourceState};
 use crate::record::{OutputRecord, Record, RecordStore};
-use crate::session::Sessions;
-use crate::value::{Kind, Value};
+use crate::session::{Launcher, Sessions};
 use base64::Engine as _;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,12 +27,46 @@ pub enum Outcome {
     Stamped,
     /// The object already carried this estate's markers.
     AlreadyStamped,
-    /// A type that carries no tags, owned through its parent: recorded.
-    Recorded,
+    /// A type that carries no tags: recorded, owned through its parent
+    /// (`true`) or found only by the record.
+    Recorded { part: bool },
     /// Not migrated, and why.
     Failed(String),
     /// Not migrated because nothing can be done with it, and why.
     Skipped(String),
+}
+
+impl Outcome {
+    /// Whether the instance is now the estate's: stamped or recorded.
+    pub fn accounted(&self) -> bool {
+        !matches!(self, Outcome::Failed(_) | Outcome::Skipped(_))
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Stamped => f.write_str("stamped"),
+            Outcome::AlreadyStamped => f.write_str("already stamped"),
+            Outcome::Recorded { part: true } => f.write_str("recorded (owned through its parent)"),
+            Outcome::Recorded { part: false } => f.write_str("recorded (found only by its record)"),
+            Outcome::Failed(why) => write!(f, "failed: {why}"),
+            Outcome::Skipped(why) => write!(f, "skipped: {why}"),
+        }
+    }
+}
+
+/// One instance migrated, as the progress reports it.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub addr: ResourceInstanceAddr,
+    pub outcome: Outcome,
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.addr, self.outcome)
+    }
 }
 
 /// The counts `migrate` prints.
@@ -51,7 +84,7 @@ impl Counts {
         match o {
             Outcome::Stamped => self.stamped += 1,
             Outcome::AlreadyStamped => self.already += 1,
-            Outcome::Recorded => self.recorded += 1,
+            Outcome::Recorded { .. } => self.recorded += 1,
             Outcome::Failed(_) => self.failed += 1,
             Outcome::Skipped(_) => self.skipped += 1,
         }
@@ -157,12 +190,12 @@ fn read_state(path: &Path) -> Result<State, Diagnostics> {
 }
 
 /// Migrates every instance of the state at `path` into the estate.
-pub async fn migrate(
+pub async fn migrate<L: Launcher>(
     path: &Path,
     estate: &str,
-    sessions: &mut Sessions,
+    sessions: &mut Sessions<L>,
     store: &RecordStore,
-    progress: &mut dyn FnMut(String),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Counts, Diagnostics> {
     let State { instances, outputs } = read_state(path)?;
     for p in instances
@@ -175,15 +208,11 @@ pub async fn migrate(
     let mut counts = Counts::default();
     for inst in &instances {
         let outcome = migrate_one(inst, estate, sessions, store).await;
-        let word = match &outcome {
-            Outcome::Stamped => "stamped".to_string(),
-            Outcome::AlreadyStamped => "already stamped".to_string(),
-            Outcome::Recorded => "recorded (owned through its parent)".to_string(),
-            Outcome::Failed(why) => format!("failed: {why}"),
-            Outcome::Skipped(why) => format!("skipped: {why}"),
-        };
-        progress(format!("{}: {word}", inst.addr));
         counts.add(&outcome);
+        progress(Progress {
+            addr: inst.addr.clone(),
+            outcome,
+        });
     }
     // The state's outputs become what the last apply left, so the first
     // plan after migrate proposes no output changes either.
@@ -198,21 +227,24 @@ pub async fn migrate(
     Ok(counts)
 }
 
-async fn migrate_one(
+async fn migrate_one<L: Launcher>(
     inst: &StateInstance,
     estate: &str,
-    sessions: &mut Sessions,
+    sessions: &mut Sessions<L>,
     store: &RecordStore,
 ) -> Outcome {
     let type_name = inst.addr.type_name.as_str();
-    let Some(row) = identity::row(type_name) else {
+    let Some(schema) = sessions.resource_schema(&inst.provider.name, type_name) else {
         return Outcome::Skipped(format!(
-            "{type_name} has no identity row, so the engine could not find it again"
+            "the provider {} has no resource type {type_name}",
+            sessions.source(&inst.provider.name)
         ));
     };
-    let Some(schema) = sessions.resource_schema(&inst.provider.name, type_name) else {
-        return Outcome::Skipped(format!("no provider schema for {type_name}"));
-    };
+    let ident = aws::identity(
+        aws::is_aws(&sessions.source(&inst.provider.name)),
+        type_name,
+        Some(&schema),
+    );
     let Ok(provider) = sessions.get(&inst.provider).await else {
         return Outcome::Failed(format!("{} is not configured", inst.provider));
     };
@@ -234,9 +266,10 @@ async fn migrate_one(
         Err(e) => return Outcome::Failed(e.to_string()),
     };
     let address = inst.addr.to_string();
-    let outcome = match row.marks {
-        Marks::Parent { .. } => Outcome::Recorded,
-        Marks::Tags => match marker::owner(&live.value) {
+    let outcome = match &ident.family {
+        Family::Part(_) => Outcome::Recorded { part: true },
+        Family::Record => Outcome::Recorded { part: false },
+        Family::Tagged => match marker::owner(&live.value) {
             Owner::Estate {
                 estate: e,
                 address: a,
@@ -246,7 +279,7 @@ async fn migrate_one(
             }
             _ => {
                 let config = marker::with_markers(
-                    config_from_state(&schema.block, &live.value),
+                    crate::plan::objchange::config_from_state(&schema.block, &live.value),
                     estate,
                     &address,
                 );
@@ -272,60 +305,20 @@ async fn migrate_one(
             }
         },
     };
-    let id = row.import_id(&live.value);
-    let r = Record::of(address, type_name, id, row.config_only, &live);
+    let r = Record::for_object(address, &ident, &inst.provider, &schema.block, &live);
+    if r.id.is_none() {
+        return Outcome::Failed("the object has no ID to find it again by".into());
+    }
     if let Err(e) = store.put(&r) {
         return Outcome::Failed(e.to_string());
     }
     outcome
 }
 
-/// A state object as the configuration that would produce it: attributes
-/// only the provider sets are left null, everything else as it is.
-fn config_from_state(block: &Block, state: &Value) -> Value {
-    let Kind::Object(attrs) = &state.kind else {
-        return state.clone();
-    };
-    let mut out = BTreeMap::new();
-    for (name, v) in attrs {
-        if let Some(a) = block.attributes.get(name) {
-            let settable = a.required || a.optional;
-            out.insert(
-                name.clone(),
-                if settable && name != "id" {
-                    v.clone()
-                } else {
-                    Value::null(v.ty())
-                },
-            );
-        } else if let Some(nested) = block.block_types.get(name) {
-            let inner = |e: &Value| config_from_state(&nested.block, e);
-            let converted = match (&v.kind, nested.nesting) {
-                (_, _) if v.is_null() || !v.is_known() => v.clone(),
-                (Kind::List(t, items), _) => {
-                    Value::list(t.clone(), items.iter().map(inner).collect())
-                }
-                (Kind::Set(t, items), _) => {
-                    Value::set(t.clone(), items.iter().map(inner).collect())
-                }
-                (Kind::Map(t, items), _) => Value::map(
-                    t.clone(),
-                    items.iter().map(|(k, e)| (k.clone(), inner(e))).collect(),
-                ),
-                (Kind::Object(_), Nesting::Single | Nesting::Group) => inner(v),
-                _ => v.clone(),
-            };
-            out.insert(name.clone(), converted);
-        } else {
-            out.insert(name.clone(), v.clone());
-        }
-    }
-    Value::object(out).with_sensitive(state.sensitive)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::Value;
 
     #[test]
     fn a_state_module_instance_gives_its_objects_their_module_address() {

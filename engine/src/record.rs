@@ -24,12 +24,21 @@ pub struct Record {
     pub address: String,
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The provider configuration that manages it, when not the default
+    /// one of its type (`aws.west`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// The ID the object is imported by, when configuration cannot give it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Arguments the provider cannot read back, as JSON.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub config_only: BTreeMap<String, serde_json::Value>,
+    /// For an object nothing but its record finds: the arguments it was
+    /// made with (none sensitive), in terraform's state JSON, so the
+    /// provider can read it back as terraform refreshes from its state.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub args: BTreeMap<String, serde_json::Value>,
     /// The provider's private bytes, base64.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub private: String,
@@ -62,6 +71,36 @@ impl Deposed {
 }
 
 impl Record {
+    /// The provider configuration that manages the object.
+    pub fn provider_ref(&self) -> crate::config::ProviderRef {
+        match self.provider.as_deref().map(|p| p.split_once('.')) {
+            Some(Some((name, alias))) => crate::config::ProviderRef {
+                name: name.to_string(),
+                alias: Some(alias.to_string()),
+            },
+            Some(None) => crate::config::ProviderRef {
+                name: self.provider.clone().unwrap_or_default(),
+                alias: None,
+            },
+            None => crate::config::ProviderRef {
+                name: crate::config::implied_provider(&self.type_name),
+                alias: None,
+            },
+        }
+    }
+
+    /// Names the provider configuration `p` in the record, unless it is the
+    /// default one of the record's type.
+    pub fn with_provider(mut self, p: &crate::config::ProviderRef) -> Record {
+        let implied = crate::config::implied_provider(&self.type_name);
+        self.provider = match &p.alias {
+            Some(a) => Some(format!("{}.{a}", p.name)),
+            None if p.name != implied => Some(p.name.clone()),
+            None => None,
+        };
+        self
+    }
+
     /// The record of a live object: its import ID, the arguments named in
     /// `config_only` that it holds (non-null), and its private bytes.
     pub fn of(
@@ -89,6 +128,67 @@ impl Record {
         }
         r.set_private(&state.private);
         r
+    }
+
+    /// The record of an instance's live object: its import ID, what of it
+    /// cannot be read back, the provider configuration that manages it,
+    /// and for an object nothing but the record finds, its arguments.
+    pub fn for_object(
+        address: String,
+        ident: &crate::bind::catalogue::Identity,
+        provider: &crate::config::ProviderRef,
+        block: &crate::provider::schema::Block,
+        state: &crate::provider::ResourceState,
+    ) -> Record {
+        let r = Record::of(
+            address,
+            &ident.type_name,
+            ident.import_id(&state.value),
+            &ident.config_only(),
+            state,
+        )
+        .with_provider(provider);
+        match ident.generated() {
+            true => r.with_args(block, &state.value),
+            false => r,
+        }
+    }
+
+    /// Keeps the object's non-sensitive arguments, for a provider read
+    /// from the record alone.
+    pub fn with_args(mut self, block: &crate::provider::schema::Block, state: &Value) -> Record {
+        for (name, a) in &block.attributes {
+            let Some(v) = state.get(name) else { continue };
+            if (a.required || a.optional) && !a.sensitive && !v.is_null() && !v.has_sensitive() {
+                self.args
+                    .insert(name.clone(), crate::plan::json::value_json(v));
+            }
+        }
+        self
+    }
+
+    /// The object as the record knows it, in the type's schema, for a
+    /// provider read: its `id` and arguments, the rest null.
+    pub fn prior(&self, block: &crate::provider::schema::Block) -> Value {
+        let mut given = BTreeMap::new();
+        for (name, j) in &self.args {
+            let Some(a) = block.attributes.get(name) else {
+                continue;
+            };
+            let ty = a.ty.without_optional();
+            if let Ok(v) = crate::plan::json::value_from_json(
+                j,
+                &ty,
+                &serde_json::Value::Null,
+                &serde_json::Value::Null,
+            ) {
+                given.insert(name.clone(), v);
+            }
+        }
+        if let (Some(id), true) = (&self.id, block.attributes.contains_key("id")) {
+            given.insert("id".to_string(), Value::string(id.clone()));
+        }
+        block.value_with(given)
     }
 
     pub fn private_bytes(&self) -> Vec<u8> {

@@ -1,5 +1,9 @@
 //! Provider sessions: each provider configuration a module uses, launched
 //! and configured once, for the plan or apply that needs it.
+//!
+//! How a provider is started is a [`Launcher`]: the engine's is
+//! [`Plugins`], which starts the real binary over the plugin protocol;
+//! tests of the engine's own logic may hand in another.
 
 use crate::config::ProviderRef;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -7,25 +11,49 @@ use crate::provider::grpc::GrpcProvider;
 use crate::provider::plugin::{LaunchOptions, Plugin};
 use crate::provider::resolve::Resolved;
 use crate::provider::schema::{ProviderSchema, Schema};
-use crate::provider::Provider;
+use crate::provider::{Provider, ProviderError};
 use crate::value::convert::convert;
 use crate::value::Value;
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 
-/// The providers of one run.
-pub struct Sessions {
-    resolved: BTreeMap<String, Resolved>,
-    open: BTreeMap<ProviderRef, GrpcProvider>,
-    options: LaunchOptions,
+/// Starts a provider that a root resolved.
+pub trait Launcher {
+    type Provider: Provider + Clone;
+
+    /// Starts the provider, ready to be configured.
+    fn launch(
+        &self,
+        resolved: &Resolved,
+    ) -> impl Future<Output = Result<Self::Provider, ProviderError>>;
 }
 
-impl Sessions {
-    pub fn new(resolved: BTreeMap<String, Resolved>, options: LaunchOptions) -> Sessions {
+/// The real provider binaries, started over the plugin protocol.
+pub struct Plugins(pub LaunchOptions);
+
+impl Launcher for Plugins {
+    type Provider = GrpcProvider;
+
+    async fn launch(&self, resolved: &Resolved) -> Result<GrpcProvider, ProviderError> {
+        let plugin = Plugin::launch(&resolved.found.executable, &self.0).await?;
+        Ok(GrpcProvider::new(plugin)?.with_schema(resolved.schema.clone()))
+    }
+}
+
+/// The providers of one run.
+pub struct Sessions<L: Launcher = Plugins> {
+    resolved: BTreeMap<String, Resolved>,
+    open: BTreeMap<ProviderRef, L::Provider>,
+    launcher: L,
+}
+
+impl<L: Launcher> Sessions<L> {
+    pub fn new(resolved: BTreeMap<String, Resolved>, launcher: L) -> Sessions<L> {
         Sessions {
             resolved,
             open: BTreeMap::new(),
-            options,
+            launcher,
         }
     }
 
@@ -39,6 +67,13 @@ impl Sessions {
         self.schema(local_name)
             .and_then(|s| s.resources.get(type_name))
             .map(|s| Arc::new(s.clone()))
+    }
+
+    /// Every provider's local name and full source address.
+    pub fn providers(&self) -> impl Iterator<Item = (&str, String)> {
+        self.resolved
+            .iter()
+            .map(|(name, r)| (name.as_str(), r.found.source.to_string()))
     }
 
     /// The provider's full source address, as plans name it.
@@ -68,18 +103,13 @@ impl Sessions {
                 format!("{p}: {}", e.message),
             ))
         })?;
-        let failed = |e: crate::provider::ProviderError| {
+        let failed = |e: ProviderError| {
             Diagnostics::from(Diagnostic::error(
                 "Failed to configure provider",
                 format!("{p}: {e}"),
             ))
         };
-        let plugin = Plugin::launch(&resolved.found.executable, &self.options)
-            .await
-            .map_err(|e| failed(e.into()))?;
-        let mut provider = GrpcProvider::new(plugin)
-            .map_err(failed)?
-            .with_schema(resolved.schema.clone());
+        let mut provider = self.launcher.launch(resolved).await.map_err(failed)?;
         let prepared = provider
             .prepare_provider_config(&config)
             .await
@@ -91,7 +121,7 @@ impl Sessions {
 
     /// The configured provider for `p`, configuring it with an empty
     /// configuration if no `provider` block did.
-    pub async fn get(&mut self, p: &ProviderRef) -> Result<&mut GrpcProvider, Diagnostics> {
+    pub async fn get(&mut self, p: &ProviderRef) -> Result<&mut L::Provider, Diagnostics> {
         if !self.open.contains_key(p) {
             let empty = self
                 .resolved

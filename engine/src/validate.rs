@@ -8,14 +8,15 @@
 use crate::addr::Mode;
 use crate::config::tree::{load_tree, Tree};
 use crate::config::{self, Module, ResourceKey};
+use crate::diag::Severity;
 use crate::diag::{Diagnostic, Diagnostics, Sources};
 use crate::eval::body::decode;
 use crate::eval::inputs;
 use crate::eval::module::{expansion, unknown_outputs, Instance, ModuleValues};
 use crate::graph::{tree_cycle_diagnostic, Graph, Node, TreeGraph, TreeNode};
 use crate::provider::cache::SchemaCache;
-use crate::provider::diagnostic::{PathStep, Severity as ProviderSeverity};
 use crate::provider::discovery::ProviderSource;
+use crate::provider::path::PathStep;
 use crate::provider::plugin::{LaunchOptions, Plugin};
 use crate::provider::resolve::{self, Resolved};
 use crate::provider::{grpc::GrpcProvider, Provider, ProviderError};
@@ -52,9 +53,9 @@ pub async fn validate(
     depth: Depth,
 ) -> Validation {
     let (tree, mut diags) = load_tree(dir);
-    let sources = tree.sources();
+    let mut sources = tree.sources();
     if !diags.has_errors() {
-        check(&tree, cache, options, depth, &mut diags).await;
+        check(&tree, cache, options, depth, &mut diags, &mut sources).await;
     }
     Validation {
         diagnostics: diags,
@@ -72,6 +73,7 @@ async fn check(
     options: &LaunchOptions,
     depth: Depth,
     diags: &mut Diagnostics,
+    sources: &mut Sources,
 ) {
     let modules = tree.modules();
     let mut graphs = BTreeMap::new();
@@ -117,10 +119,16 @@ async fn check(
             }
         }
         Err(e) => {
-            diags.push(Diagnostic::error(
-                "Failed to load plugin schemas",
-                format!("Error while loading schemas for plugin components: {e}."),
-            ));
+            match e.lock_diagnostics() {
+                Some((lock_diags, lock_file)) => {
+                    diags.extend(lock_diags);
+                    sources.extend(&lock_file);
+                }
+                None => diags.push(Diagnostic::error(
+                    "Failed to load plugin schemas",
+                    format!("Error while loading schemas for plugin components: {e}."),
+                )),
+            }
             return;
         }
     }
@@ -255,6 +263,9 @@ fn evaluate<'a>(
                     }
                     Err(d) => diags.extend(with_context(d, &context)),
                 }
+                if key.mode == Mode::Managed && tn.module.is_empty() {
+                    diags.extend(import_checks(module, res, values));
+                }
                 let whole = if res.count.is_some() || res.for_each.is_some() {
                     Value::unknown(Type::Dynamic)
                 } else {
@@ -288,6 +299,152 @@ fn evaluate<'a>(
             failed.insert(tn);
         }
     }
+}
+
+/// The `import` blocks of the root `module` into `res`, checked as
+/// terraform's validate walk checks them: the ID refers to nothing but
+/// what is declared and never to `res` itself, and each `to` names an
+/// instance whose key fits how `res` repeats (evaluated per element of a
+/// known `for_each`). The first error ends the checks of `res`.
+fn import_checks(module: &Module, res: &config::Resource, values: &ModuleValues) -> Diagnostics {
+    use crate::addr::InstanceKey;
+    use crate::config::refs::Target;
+    let mut diags = Diagnostics::default();
+    let into_res = |i: &&config::Import| {
+        i.target.module.is_empty() && i.target.resource.as_ref() == Some(&res.key)
+    };
+    for imp in module.imports.iter().filter(into_res) {
+        for r in imp.id.references() {
+            if r.target == Target::Resource(res.key.clone()) {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid import id argument",
+                        "The import ID cannot reference the resource being imported.",
+                    )
+                    .at(r.range.clone()),
+                );
+            }
+        }
+        if diags.has_errors() {
+            return diags;
+        }
+        // References are checked where terraform's walk evaluates them.
+        let undeclared = |refs: Vec<crate::config::refs::Reference>, diags: &mut Diagnostics| {
+            diags.extend(crate::graph::check_references(module, &refs));
+            diags.has_errors()
+        };
+        // Each instance `to` names, and what the ID sees for it.
+        let mut instances: Vec<(Option<InstanceKey>, Instance)> = Vec::new();
+        match &imp.for_each {
+            Some(f) => {
+                if undeclared(f.references(), &mut diags) {
+                    return diags;
+                }
+                let each = match values.eval(f, &Instance::default()) {
+                    Ok(v) => v,
+                    Err(d) => {
+                        diags.extend(d);
+                        return diags;
+                    }
+                };
+                let Some(pairs) = for_each_pairs(&each) else {
+                    continue;
+                };
+                let mut refs: Vec<_> = imp.keys().iter().flat_map(|k| k.references()).collect();
+                refs.extend(imp.id.references());
+                refs.retain(|r| r.target != Target::Each);
+                if undeclared(refs, &mut diags) {
+                    return diags;
+                }
+                for (k, v) in pairs {
+                    let instance = Instance {
+                        each: Some((k, v)),
+                        ..Instance::default()
+                    };
+                    let mut key = None;
+                    for e in imp.keys() {
+                        match values.eval(&e, &instance) {
+                            Ok(v) => key = instance_key(&v),
+                            Err(d) => {
+                                diags.extend(d);
+                                return diags;
+                            }
+                        }
+                    }
+                    instances.push((key, instance));
+                }
+            }
+            None => {
+                let Some(to) = crate::config::static_import_to(&imp.to) else {
+                    diags.push(
+                        Diagnostic::error(
+                            "Invalid expression",
+                            "A single static variable reference is required: only attribute access and indexing with constant keys. No calculations, function calls, template expressions, etc are allowed here.",
+                        )
+                        .at(imp.to.range()),
+                    );
+                    diags.push(Diagnostic::error(
+                        "Invalid address",
+                        "Resource specification must include a resource type and name.",
+                    ));
+                    return diags;
+                };
+                if undeclared(imp.id.references(), &mut diags) {
+                    return diags;
+                }
+                instances.push((to.key, Instance::default()));
+            }
+        }
+        for (key, instance) in instances {
+            let problem = match (&key, res.for_each.is_some(), res.count.is_some()) {
+                (Some(InstanceKey::Str(_)), false, _) => {
+                    Some("The target resource does not use for_each.")
+                }
+                (Some(InstanceKey::Int(_)), _, false) => {
+                    Some("The target resource does not use count.")
+                }
+                (None, true, _) => Some("The target resource is using for_each."),
+                (None, _, true) => Some("The target resource is using count."),
+                _ => None,
+            };
+            if let Some(detail) = problem {
+                diags.push(
+                    Diagnostic::error("Invalid import 'to' expression", detail).at(imp.to.range()),
+                );
+                return diags;
+            }
+            if let Err(d) = values.eval(&imp.id, &instance) {
+                diags.extend(d);
+                return diags;
+            }
+        }
+    }
+    diags
+}
+
+/// The key and value of each element of a known `for_each` collection.
+fn for_each_pairs(v: &Value) -> Option<Vec<(Value, Value)>> {
+    use crate::value::Kind;
+    match &v.kind {
+        Kind::Map(_, m) | Kind::Object(m) => Some(
+            m.iter()
+                .map(|(k, v)| (Value::string(k.clone()), v.clone()))
+                .collect(),
+        ),
+        Kind::Set(_, items) => Some(items.iter().map(|x| (x.clone(), x.clone())).collect()),
+        _ => None,
+    }
+}
+
+/// The instance key a `to` index evaluates to.
+fn instance_key(v: &Value) -> Option<crate::addr::InstanceKey> {
+    use crate::addr::InstanceKey;
+    if let Some(s) = v.as_str() {
+        return Some(InstanceKey::Str(s.to_string()));
+    }
+    v.as_number()
+        .and_then(|n| n.to_i64().and_then(|i| u64::try_from(i).ok()))
+        .map(InstanceKey::Int)
 }
 
 /// Each aliased configuration a call's `providers` passes that `module`
@@ -381,8 +538,8 @@ async fn provider_checks(
                 for d in diagnostics {
                     let at = attribute_range(res, d.attribute.as_ref().and_then(|p| p.0.first()));
                     let ours = match d.severity {
-                        ProviderSeverity::Error => Diagnostic::error(d.summary, d.detail),
-                        ProviderSeverity::Warning => Diagnostic::warning(d.summary, d.detail),
+                        Severity::Error => Diagnostic::error(d.summary, d.detail),
+                        Severity::Warning => Diagnostic::warning(d.summary, d.detail),
                     };
                     diags.push(
                         ours.at(at)

@@ -12,7 +12,7 @@ use crate::provider::cache::SchemaCache;
 use crate::provider::plugin::LaunchOptions;
 use crate::provider::resolve;
 use crate::record::RecordStore;
-use crate::session::Sessions;
+use crate::session::{Plugins, Sessions};
 use crate::value::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -76,10 +76,18 @@ impl Workspace {
                 all
             }
             Err(e) => {
+                if let Some((diagnostics, lock_file)) = e.lock_diagnostics() {
+                    let mut sources = tree.sources();
+                    sources.extend(&lock_file);
+                    return Err(OpenError {
+                        diagnostics,
+                        sources,
+                    });
+                }
                 return Err(fail(
                     Diagnostic::error("Failed to load plugin schemas", format!("{e}.")).into(),
                     &tree,
-                ))
+                ));
             }
         };
         let store = RecordStore::open(&settings.record_store, &settings.estate);
@@ -87,7 +95,7 @@ impl Workspace {
             tree,
             settings,
             vars,
-            sessions: Sessions::new(resolved, options),
+            sessions: Sessions::new(resolved, Plugins(options)),
             store,
         })
     }

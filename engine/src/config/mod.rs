@@ -151,6 +151,24 @@ pub struct ResourceKey {
     pub name: String,
 }
 
+impl ResourceKey {
+    /// The address of one instance of this block in the module instance
+    /// `module`.
+    pub fn instance(
+        &self,
+        module: &[crate::addr::ModuleStep],
+        key: Option<crate::addr::InstanceKey>,
+    ) -> crate::addr::ResourceInstanceAddr {
+        crate::addr::ResourceInstanceAddr {
+            module: module.to_vec(),
+            mode: self.mode,
+            type_name: self.type_name.clone(),
+            name: self.name.clone(),
+            key,
+        }
+    }
+}
+
 impl std::fmt::Display for ResourceKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.mode == Mode::Data {
@@ -171,6 +189,9 @@ pub struct Resource {
     pub lifecycle: Lifecycle,
     /// The resource's own arguments and blocks (meta-arguments removed).
     pub config: Body,
+    /// For a data source nested in a `check` block, that block's name:
+    /// only its assertions may refer to the data source.
+    pub check: Option<String>,
     /// The block's header: `resource "aws_sqs_queue" "q"`.
     pub range: Range,
 }
@@ -232,10 +253,82 @@ pub struct Moved {
 #[derive(Debug, Clone)]
 pub struct Import {
     pub to: Expr,
+    /// The resource `to` names an instance of.
+    pub target: ConfigAddr,
+    /// Where the `provider` argument is, when the block has one.
+    pub provider_range: Option<Range>,
     pub id: Expr,
     pub provider: Option<ProviderRef>,
     pub for_each: Option<Expr>,
     pub range: Range,
+}
+
+/// A `provider_meta` block in a module's `terraform` block: what the
+/// module tells a provider about itself with each call about its
+/// resources. Its arguments are constants.
+#[derive(Debug, Clone)]
+pub struct ProviderMeta {
+    pub config: Body,
+    /// The block's header.
+    pub range: Range,
+}
+
+/// A `check` block: assertions whose failures are warnings, never errors.
+/// The data source a check block may hold is one of the module's
+/// resources.
+#[derive(Debug, Clone)]
+pub struct CheckBlock {
+    pub name: String,
+    pub asserts: Vec<Check>,
+    pub range: Range,
+}
+
+/// A resource of a module or of a module it calls (by call names, with
+/// no instance keys), or a whole module call: what a `removed` block
+/// names, and the resource an `import` block's `to` is an instance of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigAddr {
+    pub module: Vec<String>,
+    /// `None` when the target is the module call itself.
+    pub resource: Option<ResourceKey>,
+}
+
+impl std::fmt::Display for ConfigAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let calls: Vec<String> = self.module.iter().map(|m| format!("module.{m}")).collect();
+        let mut parts = calls;
+        if let Some(r) = &self.resource {
+            parts.push(r.to_string());
+        }
+        f.write_str(&parts.join("."))
+    }
+}
+
+/// A `removed` block: an object that was declared and is no more, to be
+/// destroyed (`destroy = true`, the default) or forgotten.
+#[derive(Debug, Clone)]
+pub struct Removed {
+    pub from: ConfigAddr,
+    pub destroy: bool,
+    pub range: Range,
+}
+
+impl Import {
+    /// The instance keys written in `to` (`aws_sqs_queue.q[each.key]`).
+    pub fn keys(&self) -> Vec<Expr> {
+        let Expression::Traversal(t) = &self.to.expr else {
+            return Vec::new();
+        };
+        t.operators
+            .iter()
+            .filter_map(|o| match o.value() {
+                hcl_edit::expr::TraversalOperator::Index(e) => {
+                    Some(Expr::new(e.clone(), self.to.file.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One module's configuration.
@@ -253,7 +346,10 @@ pub struct Module {
     pub outputs: BTreeMap<String, Output>,
     pub moved: Vec<Moved>,
     pub imports: Vec<Import>,
-    pub checks: Vec<Check>,
+    pub removed: Vec<Removed>,
+    pub checks: BTreeMap<String, CheckBlock>,
+    /// `provider_meta` blocks by provider local name.
+    pub provider_metas: BTreeMap<String, ProviderMeta>,
 }
 
 /// Reads every `.tf` and `.tf.json` file in `dir` (sorted by name, as terraform reads
@@ -286,7 +382,7 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
     // lexical order.
     names.sort_by_key(|p| (is_override(&p.to_string_lossy()), p.clone()));
     let mut primaries: Vec<(HclBody, SourceFile)> = Vec::new();
-    let mut overrides: Vec<HclBody> = Vec::new();
+    let mut overrides: Vec<(HclBody, SourceFile)> = Vec::new();
     for path in names {
         let name = path
             .strip_prefix(dir)
@@ -323,15 +419,13 @@ pub fn load(dir: &Path) -> (Module, Diagnostics) {
             hcl_edit::parser::parse_body(file.text()).map_err(|e| parse_error(&file, &e))
         };
         match parsed {
-            Ok(body) if is_override(&name) => overrides.push(body),
+            Ok(body) if is_override(&name) => overrides.push((body, file)),
             Ok(body) => primaries.push((body, file)),
             Err(d) => diags.push(d),
         }
     }
-    for o in &overrides {
-        for (body, _) in &mut primaries {
-            apply_override(body, o);
-        }
+    for (body, file) in &overrides {
+        apply_override(&mut primaries, body, file, &mut diags);
     }
     for (body, file) in &primaries {
         module.add_file(body, file, &mut diags);
@@ -355,58 +449,147 @@ fn is_override(path: &str) -> bool {
         || name.ends_with("_override.tf.json")
 }
 
-/// Merges an override file into a primary file's body, as terraform does
-/// for the blocks an override may name: each `provider`, `resource` and
-/// `data` block of the override that matches a block of the primary (by
-/// type, labels and alias) replaces that block's arguments one by one and
-/// its nested blocks type by type; `locals` replace values of the same
-/// name.
-fn apply_override(primary: &mut HclBody, over: &HclBody) {
+/// Merges an override file into the primary files' bodies, as terraform
+/// does: each `provider`, `resource`, `data`, `variable`, `output` and
+/// `module` block of the override replaces, in the primary block of the
+/// same type, labels (and alias), its arguments one by one and its nested
+/// blocks type by type; `locals` replace values of the same name. An
+/// override of something no primary file declares is an error, except a
+/// default provider configuration, which terraform takes as the whole
+/// configuration of a provider the primary files leave unconfigured: it
+/// joins the primaries, read from the override file.
+fn apply_override(
+    primaries: &mut Vec<(HclBody, SourceFile)>,
+    over: &HclBody,
+    file: &SourceFile,
+    diags: &mut Diagnostics,
+) {
     let alias = |b: &Block| {
         b.body
             .get_attribute("alias")
             .and_then(|a| literal(&a.value))
     };
+    let mut added = HclBody::new();
     for ob in over.blocks() {
         let kind = ob.ident.as_str();
         if kind == "locals" {
             for attr in ob.body.attributes() {
-                for pb in primary.get_blocks_mut("locals") {
-                    if pb.body.has_attribute(attr.key.as_str()) {
-                        pb.body.remove_attribute(attr.key.as_str());
-                        pb.body.push(attr.clone());
+                let mut found = false;
+                for (body, _) in primaries.iter_mut() {
+                    for pb in body.get_blocks_mut("locals") {
+                        if pb.body.has_attribute(attr.key.as_str()) {
+                            pb.body.remove_attribute(attr.key.as_str());
+                            pb.body.push(attr.clone());
+                            found = true;
+                        }
                     }
+                }
+                if !found {
+                    diags.push(
+                        Diagnostic::error(
+                            "Missing base local value definition to override",
+                            format!("There is no local value named \"{}\". An override file can only override a local value that was already defined in a primary configuration file.", attr.key.as_str()),
+                        )
+                        .at(file.range(span_of(&attr.key))),
+                    );
                 }
             }
             continue;
         }
-        if !["provider", "resource", "data"].contains(&kind) {
+        if let "moved" | "import" = kind {
+            let detail = if kind == "moved" {
+                "Records of moved objects can appear only in normal files, not in override files."
+            } else {
+                "Import blocks can appear only in normal files, not in override files."
+            };
+            diags.push(
+                Diagnostic::error(format!("Cannot override '{kind}' blocks"), detail)
+                    .at(file.range(header(ob))),
+            );
+            continue;
+        }
+        if ![
+            "provider", "resource", "data", "variable", "output", "module",
+        ]
+        .contains(&kind)
+        {
             continue;
         }
         let labels: Vec<&str> = ob.labels.iter().map(|l| l.as_str()).collect();
-        for pb in primary.get_blocks_mut(kind) {
-            let same = pb
-                .labels
-                .iter()
-                .map(|l| l.as_str())
-                .eq(labels.iter().copied())
-                && (kind != "provider" || alias(pb) == alias(ob));
-            if !same {
-                continue;
-            }
-            for attr in ob.body.attributes() {
-                pb.body.remove_attribute(attr.key.as_str());
-                pb.body.push(attr.clone());
-            }
-            let types: std::collections::BTreeSet<&str> =
-                ob.body.blocks().map(|b| b.ident.as_str()).collect();
-            for t in types {
-                pb.body.remove_blocks(t);
-                for b in ob.body.get_blocks(t) {
-                    pb.body.push(b.clone());
+        let mut found = false;
+        for (body, _) in primaries.iter_mut() {
+            for pb in body.get_blocks_mut(kind) {
+                let same = pb
+                    .labels
+                    .iter()
+                    .map(|l| l.as_str())
+                    .eq(labels.iter().copied())
+                    && (kind != "provider" || alias(pb) == alias(ob));
+                if !same {
+                    continue;
+                }
+                found = true;
+                for attr in ob.body.attributes() {
+                    pb.body.remove_attribute(attr.key.as_str());
+                    pb.body.push(attr.clone());
+                }
+                let types: std::collections::BTreeSet<&str> =
+                    ob.body.blocks().map(|b| b.ident.as_str()).collect();
+                for t in types {
+                    pb.body.remove_blocks(t);
+                    for b in ob.body.get_blocks(t) {
+                        pb.body.push(b.clone());
+                    }
                 }
             }
         }
+        if found {
+            continue;
+        }
+        let label = |i: usize| labels.get(i).copied().unwrap_or_default();
+        let (summary, detail) = match kind {
+            "provider" => match alias(ob) {
+                None => {
+                    added.push(ob.clone());
+                    continue;
+                }
+                Some(a) => (
+                    "Missing base provider configuration for override",
+                    format!(
+                        "There is no {} provider configuration with the alias {}. An override file can only override an aliased provider configuration that was already defined in a primary configuration file.",
+                        label(0),
+                        crate::value::go_quote(&match a {
+                            crate::value::Kind::String(s) => s,
+                            _ => String::new(),
+                        })
+                    ),
+                ),
+            },
+            "resource" => (
+                "Missing resource to override",
+                format!("There is no {} resource named \"{}\". An override file can only override a resource block defined in a primary configuration file.", label(0), label(1)),
+            ),
+            "data" => (
+                "Missing data resource to override",
+                format!("There is no {} data resource named \"{}\". An override file can only override a data block defined in a primary configuration file.", label(0), label(1)),
+            ),
+            "variable" => (
+                "Missing base variable declaration to override",
+                format!("There is no variable named \"{}\". An override file can only override a variable that was already declared in a primary configuration file.", label(0)),
+            ),
+            "output" => (
+                "Missing base output definition to override",
+                format!("There is no output named \"{}\". An override file can only override an output that was already defined in a primary configuration file.", label(0)),
+            ),
+            _ => (
+                "Missing module call to override",
+                format!("There is no module call named \"{}\". An override file can only override a module call that was defined in a primary configuration file.", label(0)),
+            ),
+        };
+        diags.push(Diagnostic::error(summary, detail).at(file.range(header(ob))));
+    }
+    if added.blocks().next().is_some() {
+        primaries.push((added, file.clone()));
     }
 }
 
@@ -442,7 +625,7 @@ fn relative(path: &Path, base: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-fn parse_error(file: &SourceFile, e: &hcl_edit::parser::Error) -> Diagnostic {
+pub(crate) fn parse_error(file: &SourceFile, e: &hcl_edit::parser::Error) -> Diagnostic {
     let rest_is_blank = {
         let lines: Vec<&str> = file.text().lines().collect();
         lines
@@ -647,6 +830,7 @@ impl Module {
                         "variable" => "variable name",
                         "output" => "output name",
                         "module" => "module instance name",
+                        "check" => "check block name",
                         _ => "name",
                     };
                     diags.push(
@@ -667,12 +851,13 @@ impl Module {
                 "locals" => self.locals_block(block, file, diags),
                 "output" => self.output_block(block, labels[0], file, diags),
                 "module" => self.module_block(block, labels[0], file, diags),
-                "resource" => self.resource_block(block, Mode::Managed, &labels, file, diags),
-                "data" => self.resource_block(block, Mode::Data, &labels, file, diags),
+                "resource" => self.resource_block(block, Mode::Managed, &labels, file, None, diags),
+                "data" => self.resource_block(block, Mode::Data, &labels, file, None, diags),
                 "moved" => self.moved_block(block, file, diags),
                 "import" => self.import_block(block, file, diags),
-                "check" => self.check_block(block, file, diags),
-                "removed" | "ephemeral" => diags.push(
+                "check" => self.check_block(block, labels[0], file, diags),
+                "removed" => self.removed_block(block, file, diags),
+                "ephemeral" => diags.push(
                     Diagnostic::error(
                         "Unsupported block type",
                         format!("Blocks of type \"{kind}\" are not supported by this engine yet."),
@@ -767,6 +952,68 @@ impl Module {
                 );
             }
         }
+        for pm in c.blocks_of("provider_meta") {
+            self.provider_meta_block(pm, file, diags);
+        }
+    }
+
+    /// A `provider_meta` block: one label, and only constant arguments.
+    fn provider_meta_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        let [label] = block.labels.as_slice() else {
+            let (summary, detail) = if block.labels.is_empty() {
+                (
+                    "Missing provider for provider_meta",
+                    "All provider_meta blocks must have 1 labels (provider).",
+                )
+            } else {
+                (
+                    "Extraneous label for provider_meta",
+                    "Only 1 labels (provider) are expected for provider_meta blocks.",
+                )
+            };
+            diags.push(Diagnostic::error(summary, detail).at(file.range(header(block))));
+            return;
+        };
+        let before = diags.0.len();
+        for b in block.body.blocks() {
+            diags.push(
+                Diagnostic::error(
+                    format!("Unexpected \"{}\" block", b.ident.as_str()),
+                    "Blocks are not allowed here.",
+                )
+                .at(file.range(span_of(&b.ident))),
+            );
+        }
+        if diags.0.len() > before {
+            return;
+        }
+        for attr in block.body.attributes() {
+            for d in refs::not_constant(&Expr::new(attr.value.clone(), file.clone())) {
+                diags.push(d);
+            }
+        }
+        let name = label.as_str().to_string();
+        let range = file.range(header(block));
+        if let Some(first) = self.provider_metas.get(&name) {
+            diags.push(
+                Diagnostic::error(
+                    "Duplicate provider_meta block",
+                    format!("A provider_meta block for provider \"{name}\" was already declared at {}. Providers may only have one provider_meta block per module.", first.range),
+                )
+                .at(range),
+            );
+            return;
+        }
+        self.provider_metas.insert(
+            name,
+            ProviderMeta {
+                config: Body {
+                    body: block.body.clone(),
+                    file: file.clone(),
+                },
+                range,
+            },
+        );
     }
 
     fn provider_block(
@@ -1082,15 +1329,41 @@ impl Module {
         }
     }
 
+    /// A `resource` or `data` block; `in_check` names the `check` block a
+    /// data block is nested in, which takes neither `count`, `for_each` nor
+    /// a lifecycle.
     fn resource_block(
         &mut self,
         block: &Block,
         mode: Mode,
         labels: &[&str],
         file: &SourceFile,
+        in_check: Option<&str>,
         diags: &mut Diagnostics,
     ) {
         let c = Content::read(&block.body, file, None, &[], diags);
+        if in_check.is_some() {
+            for meta in ["count", "for_each"] {
+                if let Some(a) = c.attrs.get(meta) {
+                    diags.push(
+                        Diagnostic::error(
+                            format!("Invalid \"{meta}\" attribute"),
+                            "The \"count\" and \"for_each\" meta-arguments are not supported within nested data blocks.",
+                        )
+                        .at(file.range(span_of(&a.key))),
+                    );
+                }
+            }
+            if let Some(lc) = c.blocks_of("lifecycle").next() {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid lifecycle block",
+                        "Nested data blocks do not support \"lifecycle\" blocks as the lifecycle is managed by the containing block.",
+                    )
+                    .at(file.range(header(lc))),
+                );
+            }
+        }
         let key = ResourceKey {
             mode,
             type_name: labels[0].to_string(),
@@ -1232,6 +1505,7 @@ impl Module {
                     body,
                     file: file.clone(),
                 },
+                check: in_check.map(str::to_string),
                 range,
             },
         );
@@ -1251,6 +1525,8 @@ impl Module {
     }
 
     fn import_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        // terraform reads the target only from a block with no other error.
+        let before = diags.0.len();
         let c = Content::read(
             &block.body,
             file,
@@ -1260,32 +1536,226 @@ impl Module {
         );
         let to = c.required("to", block, diags);
         let id = c.required("id", block, diags);
+        if diags.0.len() > before {
+            return;
+        }
+        let (Some(to), Some(id)) = (to, id) else {
+            return;
+        };
+        let attr_range = file.range(span_of(&c.attrs["to"].key).start..span_of(&to.expr).end);
+        let Some(target) = import_target(&to, attr_range, diags) else {
+            return;
+        };
+        if let Some(p) = c.attrs.get("provider") {
+            if !target.module.is_empty() {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid import provider argument",
+                        "The provider argument can only be specified in import blocks that will generate configuration.\n\nUse the providers argument within the module block to configure providers for all resources within a module, including imported resources.",
+                    )
+                    .at(file.range(span_of(&p.key).start..span_of(&p.value).end)),
+                );
+            }
+        }
+        let range = file.range(header(block));
+        if let Some(addr) = static_import_to(&to) {
+            for first in self
+                .imports
+                .iter()
+                .filter(|i| static_import_to(&i.to).as_ref() == Some(&addr))
+            {
+                diags.push(
+                    Diagnostic::error(
+                        format!("Duplicate import configuration for \"{target}\""),
+                        format!("An import block for the resource \"{target}\" was already declared at {}. A resource can have only one import block.", first.range),
+                    )
+                    .at(to.range()),
+                );
+            }
+        }
         let provider = c
             .expr("provider")
             .and_then(|p| keyword_path(&p.expr).and_then(provider_ref));
-        if let (Some(to), Some(id)) = (to, id) {
-            self.imports.push(Import {
-                to,
-                id,
-                provider,
-                for_each: c.expr("for_each"),
+        let provider_range = c
+            .attrs
+            .get("provider")
+            .map(|p| file.range(span_of(&p.key).start..span_of(&p.value).end));
+        self.imports.push(Import {
+            to,
+            target,
+            provider_range,
+            id,
+            provider,
+            for_each: c.expr("for_each"),
+            range,
+        });
+    }
+
+    fn check_block(
+        &mut self,
+        block: &Block,
+        name: &str,
+        file: &SourceFile,
+        diags: &mut Diagnostics,
+    ) {
+        let range = file.range(header(block));
+        let c = Content::read(&block.body, file, Some(&[]), &["assert", "data"], diags);
+        let mut data: Option<&Block> = None;
+        for d in c.blocks_of("data") {
+            if let Some(first) = data {
+                diags.push(
+                    Diagnostic::error(
+                        "Multiple data resource blocks",
+                        format!(
+                            "This check block already has a data resource defined at {}.",
+                            file.range(header(first))
+                        ),
+                    )
+                    .at(file.range(header(d))),
+                );
+                continue;
+            }
+            let labels: Vec<&str> = d.labels.iter().map(|l| l.as_str()).collect();
+            if labels.len() != 2 {
+                let (summary, detail) = if labels.len() > 2 {
+                    (
+                        "Extraneous label for data".to_string(),
+                        "Only 2 labels (type, name) are expected for data blocks.".to_string(),
+                    )
+                } else {
+                    (
+                        format!("Missing {} for data", ["type", "name"][labels.len()]),
+                        "All data blocks must have 2 labels (type, name).".to_string(),
+                    )
+                };
+                diags.push(Diagnostic::error(summary, detail).at(file.range(header(d))));
+                continue;
+            }
+            // As in terraform, a data block with errors does not take the
+            // check's one place.
+            let before = diags.0.len();
+            self.resource_block(d, Mode::Data, &labels, file, Some(name), diags);
+            if !diags.0[before..].iter().any(|d| d.is_error()) {
+                data = Some(d);
+            }
+        }
+        let asserts: Vec<Check> = c
+            .blocks_of("assert")
+            .filter_map(|a| check_block_content(a, "condition", file, diags))
+            .collect();
+        if asserts.is_empty() {
+            diags.push(
+                Diagnostic::error(
+                    "Zero assert blocks",
+                    "Check blocks must have at least one assert block.",
+                )
+                .at(range.clone()),
+            );
+        }
+        if let Some(first) = self.checks.get(name) {
+            diags.push(
+                Diagnostic::error(
+                    format!("Duplicate check \"{name}\" configuration"),
+                    format!("A check block named \"{name}\" was already declared at {}. Check blocks must be unique within each module.", first.range),
+                )
+                .at(range),
+            );
+            return;
+        }
+        self.checks.insert(
+            name.to_string(),
+            CheckBlock {
+                name: name.to_string(),
+                asserts,
+                range,
+            },
+        );
+    }
+
+    fn removed_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
+        let c = Content::read(
+            &block.body,
+            file,
+            Some(&["from"]),
+            &["lifecycle", "connection", "provisioner"],
+            diags,
+        );
+        let from = c
+            .required("from", block, diags)
+            .and_then(|e| remove_target(&e, diags));
+        let managed = from
+            .as_ref()
+            .and_then(|f| f.resource.as_ref())
+            .is_some_and(|r| r.mode == Mode::Managed);
+        let mut destroy = true;
+        for lc in c.blocks_of("lifecycle") {
+            let l = Content::read(&lc.body, file, Some(&["destroy"]), &[], diags);
+            if let Some(d) = l.bool("destroy", diags) {
+                destroy = d;
+            }
+        }
+        for kind in ["connection", "provisioner"] {
+            if let Some(b) = c.blocks_of(kind).next() {
+                let d = if managed {
+                    Diagnostic::error(
+                        "Unsupported block type",
+                        format!("Blocks of type \"{kind}\" are not supported by this engine: provisioners run commands no live system records."),
+                    )
+                } else if kind == "connection" {
+                    Diagnostic::error(
+                        "Invalid connection block",
+                        "Provisioner connection configuration is valid only when a removed block targets a managed resource.",
+                    )
+                } else {
+                    Diagnostic::error(
+                        "Invalid provisioner block",
+                        "Provisioners are valid only when a removed block targets a managed resource.",
+                    )
+                };
+                diags.push(d.at(file.range(header(b))));
+            }
+        }
+        if let Some(from) = from {
+            self.removed.push(Removed {
+                from,
+                destroy,
                 range: file.range(header(block)),
             });
         }
     }
 
-    fn check_block(&mut self, block: &Block, file: &SourceFile, diags: &mut Diagnostics) {
-        let c = Content::read(&block.body, file, Some(&[]), &["assert", "data"], diags);
-        for a in c.blocks_of("assert") {
-            if let Some(check) = check_block_content(a, "condition", file, diags) {
-                self.checks.push(check);
+    /// Checks that need the whole module: every `provider` argument names a
+    /// provider the module knows, and an `import` block into a resource of
+    /// this module names no provider the resource block does not.
+    fn check_moved_and_providers(&self, diags: &mut Diagnostics) {
+        // terraform checks an import's provider once the module has loaded
+        // with no error.
+        let imports = if diags.has_errors() {
+            &[][..]
+        } else {
+            &self.imports[..]
+        };
+        for i in imports {
+            let (Some(at), Some(key)) = (&i.provider_range, &i.target.resource) else {
+                continue;
+            };
+            let Some(r) = self
+                .resources
+                .get(key)
+                .filter(|_| i.target.module.is_empty())
+            else {
+                continue;
+            };
+            if r.provider.is_none() || r.provider != i.provider {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid import provider argument",
+                        "The provider argument can only be specified in import blocks that will generate configuration.\n\nUse the provider argument in the target resource block to configure the provider for a resource with explicit provider configuration.",
+                    )
+                    .at(at.clone()),
+                );
             }
         }
-    }
-
-    /// Checks that need the whole module: every `provider` argument names a
-    /// provider the module knows.
-    fn check_moved_and_providers(&self, diags: &mut Diagnostics) {
         for r in self.resources.values() {
             let p = r.provider_ref();
             if p.alias.is_some() && !self.providers.contains_key(&p) {
@@ -1376,6 +1846,8 @@ fn depends_on(c: &Content<'_>, diags: &mut Diagnostics) -> Vec<Expr> {
     }
 }
 
+/// A `validation`, `precondition`, `postcondition` or `assert` block,
+/// whose condition must refer to something (else it checks nothing).
 fn check_block_content(
     block: &Block,
     cond: &str,
@@ -1389,11 +1861,220 @@ fn check_block_content(
         &[],
         diags,
     );
-    let condition = c.required(cond, block, diags)?;
-    let error_message = c.required("error_message", block, diags)?;
+    let condition = c.required(cond, block, diags);
+    let error_message = c.required("error_message", block, diags);
+    let condition = condition?;
+    if condition.references().is_empty() {
+        diags.push(
+            Diagnostic::error(
+                format!("Invalid {} expression", block.ident.as_str()),
+                "The condition expression must refer to at least one object from elsewhere in the configuration, or else its result would not be checking anything.",
+            )
+            .at(condition.range()),
+        );
+        return None;
+    }
     Some(Check {
         condition,
-        error_message,
+        error_message: error_message?,
+    })
+}
+
+/// The resource an `import` block's `to` names (module calls by name,
+/// instance keys left out, for they may be expressions), with terraform's
+/// errors for anything else; `attr` is the whole `to = ...` argument.
+fn import_target(to: &Expr, attr: Range, diags: &mut Diagnostics) -> Option<ConfigAddr> {
+    use hcl_edit::expr::TraversalOperator;
+    let mut names: Vec<&str> = Vec::new();
+    let traversal = match &to.expr {
+        Expression::Variable(v) => {
+            names.push(v.as_str());
+            true
+        }
+        Expression::Traversal(t) => match &t.expr {
+            Expression::Variable(v) => {
+                names.push(v.as_str());
+                t.operators.iter().all(|o| match o.value() {
+                    TraversalOperator::GetAttr(a) => {
+                        names.push(a.as_str());
+                        true
+                    }
+                    TraversalOperator::Index(_) | TraversalOperator::LegacyIndex(_) => true,
+                    _ => false,
+                })
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    let invalid_address = |detail: &str| {
+        Diagnostic::error("Invalid import address", detail.to_string()).at(attr.clone())
+    };
+    if !traversal {
+        diags.push(
+            Diagnostic::error(
+                "Invalid expression",
+                "A single static variable reference is required: only attribute access and indexing with constant keys. No calculations, function calls, template expressions, etc are allowed here.",
+            )
+            .at(to.range()),
+        );
+        diags.push(invalid_address("Only managed resources can be imported."));
+        return None;
+    }
+    let mut module = Vec::new();
+    let mut rest = names.as_slice();
+    while let ["module", call, tail @ ..] = rest {
+        module.push(call.to_string());
+        rest = tail;
+    }
+    match rest {
+        ["data", ..] => {
+            diags.push(invalid_address("Only managed resources can be imported."));
+            None
+        }
+        [type_name, name] => Some(ConfigAddr {
+            module,
+            resource: Some(ResourceKey {
+                mode: Mode::Managed,
+                type_name: type_name.to_string(),
+                name: name.to_string(),
+            }),
+        }),
+        _ => {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid address",
+                    "Resource specification must include a resource type and name.",
+                )
+                .at(to.range()),
+            );
+            diags.push(invalid_address("Only managed resources can be imported."));
+            None
+        }
+    }
+}
+
+/// An `import` block's `to` as an instance address, when its keys are
+/// constants.
+pub fn static_import_to(to: &Expr) -> Option<crate::addr::ResourceInstanceAddr> {
+    let text = to.file.text().get(span_of(&to.expr))?;
+    text.trim().parse().ok()
+}
+
+/// The target of a `removed` block's `from`, with terraform's errors for
+/// anything but a static address of a resource or module call.
+fn remove_target(e: &Expr, diags: &mut Diagnostics) -> Option<ConfigAddr> {
+    use hcl_edit::expr::TraversalOperator;
+    let invalid =
+        |detail: &str| Diagnostic::error("Invalid address", detail.to_string()).at(e.range());
+    let (root, ops): (&str, Vec<&hcl_edit::Decorated<TraversalOperator>>) = match &e.expr {
+        Expression::Variable(v) => (v.as_str(), Vec::new()),
+        Expression::Traversal(t) => match &t.expr {
+            Expression::Variable(v) => (v.as_str(), t.operators.iter().collect()),
+            _ => ("", Vec::new()),
+        },
+        _ => ("", Vec::new()),
+    };
+    let static_op = |op: &TraversalOperator| match op {
+        TraversalOperator::GetAttr(_) | TraversalOperator::LegacyIndex(_) => true,
+        TraversalOperator::Index(i) => matches!(i, Expression::Number(_)) || literal(i).is_some(),
+        _ => false,
+    };
+    if root.is_empty() || !ops.iter().all(|o| static_op(o.value())) {
+        diags.push(
+            Diagnostic::error(
+                "Invalid expression",
+                "A single static variable reference is required: only attribute access and indexing with constant keys. No calculations, function calls, template expressions, etc are allowed here.",
+            )
+            .at(e.range()),
+        );
+        return None;
+    }
+    let mut names: Vec<Option<&str>> = vec![Some(root)];
+    names.extend(ops.iter().map(|o| match o.value() {
+        TraversalOperator::GetAttr(a) => Some(a.as_str()),
+        _ => None,
+    }));
+    let op_range = |i: usize| {
+        ops.get(i.wrapping_sub(1))
+            .and_then(|o| o.span())
+            .map_or_else(|| e.range(), |s| e.file.range(s))
+    };
+    let mut module = Vec::new();
+    let mut i = 0;
+    while names.get(i) == Some(&Some("module")) {
+        match names.get(i + 1) {
+            Some(Some(call)) => module.push(call.to_string()),
+            _ => {
+                diags.push(
+                    Diagnostic::error(
+                        "Invalid address operator",
+                        "Prefix \"module.\" must be followed by a module name.",
+                    )
+                    .at(e.range()),
+                );
+                return None;
+            }
+        }
+        i += 2;
+        if i < names.len() && names[i].is_none() {
+            diags.push(
+                Diagnostic::error(
+                    "Module instance keys not allowed",
+                    "Module address must be a module (e.g. \"module.foo\"), not a module instance (e.g. \"module.foo[1]\").",
+                )
+                .at(op_range(i)),
+            );
+            return None;
+        }
+    }
+    if i == names.len() {
+        return Some(ConfigAddr {
+            module,
+            resource: None,
+        });
+    }
+    let mut mode = Mode::Managed;
+    if names[i] == Some("data") {
+        mode = Mode::Data;
+        i += 1;
+    }
+    let (Some(Some(type_name)), Some(name)) = (names.get(i), names.get(i + 1)) else {
+        diags.push(invalid(
+            "Resource specification must include a resource type and name.",
+        ));
+        return None;
+    };
+    let Some(name) = name else {
+        diags.push(invalid("A resource name is required."));
+        return None;
+    };
+    if i + 2 < names.len() {
+        diags.push(
+            Diagnostic::error(
+                "Resource instance keys not allowed",
+                "Resource address must be a resource (e.g. \"test_instance.foo\"), not a resource instance (e.g. \"test_instance.foo[1]\").",
+            )
+            .at(op_range(i + 2)),
+        );
+        return None;
+    }
+    if mode == Mode::Data {
+        diags.push(
+            Diagnostic::error(
+                "Data source address not allowed",
+                "Data sources are never destroyed, so they are not valid targets of removed blocks. To remove the data source from state, remove the data source block from configuration.",
+            )
+            .at(e.range()),
+        );
+    }
+    Some(ConfigAddr {
+        module,
+        resource: Some(ResourceKey {
+            mode,
+            type_name: type_name.to_string(),
+            name: name.to_string(),
+        }),
     })
 }
 

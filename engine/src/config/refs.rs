@@ -5,6 +5,7 @@
 
 use super::{body::span_of, Expr, ResourceKey};
 use crate::addr::Mode;
+use crate::diag::Diagnostic;
 use crate::source::{Range, SourceFile};
 use hcl_edit::expr::{Expression, TraversalOperator};
 use hcl_edit::structure::Body;
@@ -61,9 +62,39 @@ pub fn references(e: &Expr) -> Vec<Reference> {
         file: &e.file,
         bound: Vec::new(),
         out: Vec::new(),
+        calls: None,
     };
     w.expr(&e.expr);
     w.out
+}
+
+/// What keeps `e` from being a constant, as hcl reports it when an
+/// expression is evaluated with no context at all (`provider_meta`
+/// arguments): each reference, and each function call (whose arguments
+/// are then never looked at).
+pub fn not_constant(e: &Expr) -> Vec<Diagnostic> {
+    let mut w = Walker {
+        file: &e.file,
+        bound: Vec::new(),
+        out: Vec::new(),
+        calls: Some(Vec::new()),
+    };
+    w.expr(&e.expr);
+    let calls = w.calls.unwrap_or_default();
+    w.out
+        .into_iter()
+        .map(|r| {
+            Diagnostic::error("Variables not allowed", "Variables may not be used here.")
+                .at(r.range)
+        })
+        .chain(calls.into_iter().map(|at| {
+            Diagnostic::error(
+                "Function calls not allowed",
+                "Functions may not be called here.",
+            )
+            .at(at)
+        }))
+        .collect()
 }
 
 /// The references anywhere in a body, nested and `dynamic` blocks included.
@@ -72,6 +103,7 @@ pub fn body_references(body: &Body, file: &SourceFile) -> Vec<Reference> {
         file,
         bound: Vec::new(),
         out: Vec::new(),
+        calls: None,
     };
     w.body(body);
     w.out
@@ -81,6 +113,9 @@ struct Walker<'a> {
     file: &'a SourceFile,
     bound: Vec<String>,
     out: Vec<Reference>,
+    /// Where function calls are, when they are collected instead of
+    /// walked into.
+    calls: Option<Vec<Range>>,
 }
 
 impl Walker<'_> {
@@ -147,7 +182,14 @@ impl Walker<'_> {
                 self.expr(&c.true_expr);
                 self.expr(&c.false_expr);
             }
-            Expression::FuncCall(f) => f.args.iter().for_each(|x| self.expr(x)),
+            Expression::FuncCall(f) => match &mut self.calls {
+                Some(calls) => {
+                    let name = &f.name;
+                    let start = name.namespace.first().map_or(span_of(&name.name), span_of);
+                    calls.push(self.file.range(start.start..span_of(&name.name).end));
+                }
+                None => f.args.iter().for_each(|x| self.expr(x)),
+            },
             Expression::Traversal(t) => {
                 let ops: Vec<&TraversalOperator> = t.operators.iter().map(|o| o.value()).collect();
                 match &t.expr {
@@ -317,6 +359,26 @@ mod tests {
         );
         assert_eq!(refs("lookup(each.value, count.index)"), ["each", "count"]);
         assert_eq!(refs("var"), ["var"]);
+    }
+
+    #[test]
+    fn a_constant_has_no_references_and_calls_no_function() {
+        let problems = |src: &str| {
+            let file = SourceFile::new("t.tf", src);
+            let e = Expr::new(hcl_edit::parser::parse_expr(src).unwrap(), file);
+            not_constant(&e)
+                .into_iter()
+                .map(|d| (d.summary, d.subject.unwrap().start.column))
+                .collect::<Vec<_>>()
+        };
+        assert!(problems("{ a = [for x in [1, 2] : x * 2], b = \"s\" }").is_empty());
+        assert_eq!(
+            problems("var.a + upper(local.b)"),
+            [
+                ("Variables not allowed".to_string(), 1),
+                ("Function calls not allowed".to_string(), 9)
+            ]
+        );
     }
 
     #[test]

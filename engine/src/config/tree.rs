@@ -41,12 +41,60 @@ impl Tree {
         out
     }
 
+    /// The module of a module instance of this tree.
+    pub fn of_instance(&self, instance: &[crate::addr::ModuleStep]) -> &Tree {
+        self.at(&crate::addr::call_names(instance))
+            .expect("module instances are of modules of the tree")
+    }
+
     /// The module at `path` (call names from this module down).
     pub fn at(&self, path: &[String]) -> Option<&Tree> {
         match path.split_first() {
             None => Some(self),
             Some((call, rest)) => self.children.get(call)?.at(rest),
         }
+    }
+
+    /// The `removed` blocks of every module, checked before a plan as
+    /// terraform checks them: what one names must no longer be declared.
+    pub fn check_removed(&self) -> Diagnostics {
+        let mut diags = Diagnostics::default();
+        for t in self.modules() {
+            for r in &t.module.removed {
+                let target = t.at(&r.from.module);
+                let (summary, still) = match &r.from.resource {
+                    Some(key) => (
+                        "Removed resource still exists",
+                        target
+                            .and_then(|m| m.module.resources.get(key))
+                            .map(|res| res.range.clone()),
+                    ),
+                    None => (
+                        "Removed module still exists",
+                        r.from.module.split_last().and_then(|(call, up)| {
+                            let parent = t.at(up)?;
+                            parent.children.get(call)?;
+                            Some(parent.module.module_calls.get(call)?.range.clone())
+                        }),
+                    ),
+                };
+                let within = |m: &str| match t.address() {
+                    a if a.is_empty() => m.to_string(),
+                    a => format!("{a}.{m}"),
+                };
+                let from = within(&r.from.to_string());
+                if let Some(at) = still {
+                    diags.push(
+                        Diagnostic::error(
+                            summary,
+                            format!("This statement declares that {from} was removed, but it is still declared in configuration."),
+                        )
+                        .at(at),
+                    );
+                }
+            }
+        }
+        diags
     }
 
     /// The configuration a block of the module at `path` uses when it names
@@ -132,6 +180,18 @@ fn load_below(
         let mut child_path = path.clone();
         child_path.push(call.name.clone());
         let child = load_below(&child_dir, child_path, loading, diags);
+        if let Some(import) = child.module.imports.first() {
+            diags.push(
+                Diagnostic::error(
+                    "Invalid import configuration",
+                    format!(
+                        "An import block was detected in \"{}\". Import blocks are only allowed in the root module.",
+                        child.address()
+                    ),
+                )
+                .at(import.range.clone()),
+            );
+        }
         if !child.module.providers.is_empty() {
             let repeated = call
                 .count
@@ -232,6 +292,60 @@ mod tests {
         let p = dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn a_removed_block_names_what_is_no_longer_declared() {
+        let root = tempfile::tempdir().unwrap();
+        write(
+            root.path(),
+            "main.tf",
+            r#"resource "aws_sqs_queue" "kept" {
+  name = "kept"
+}
+removed {
+  from = aws_sqs_queue.kept
+}
+removed {
+  from = aws_sqs_queue.gone
+}
+removed {
+  from = module.app.aws_sqs_queue.q
+}
+removed {
+  from = module.app
+}
+removed {
+  from = module.app.aws_sns_topic.forgotten
+  lifecycle {
+    destroy = false
+  }
+}
+module "app" {
+  source = "./app"
+}
+"#,
+        );
+        write(
+            root.path(),
+            "app/main.tf",
+            "resource \"aws_sqs_queue\" \"q\" {\n  name = \"q\"\n}\n",
+        );
+        let (tree, d) = load_tree(root.path());
+        assert!(!d.has_errors(), "{d}");
+        let found: Vec<(String, usize)> = tree
+            .check_removed()
+            .iter()
+            .map(|d| (d.summary.clone(), d.subject.as_ref().unwrap().start.line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("Removed resource still exists".to_string(), 1),
+                ("Removed resource still exists".to_string(), 1),
+                ("Removed module still exists".to_string(), 22),
+            ]
+        );
     }
 
     #[test]

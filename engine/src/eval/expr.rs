@@ -10,7 +10,7 @@
 //! through every construct as an unknown of the right type; the sensitive
 //! mark flows to every result computed from a sensitive value.
 
-use super::diag::{Diagnostic, Result};
+use super::error::{EvalError, Result};
 use super::funcs;
 use crate::value::convert::{convert, unify};
 use crate::value::number::Number;
@@ -129,14 +129,14 @@ impl Scope {
         }
         let k = self.eval(e)?;
         if k.is_null() {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Null value as key",
                 "Can't use a null value as a key.",
             ));
         }
         match convert(k, &Type::String) {
             Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
-            Err(e) => Err(Diagnostic::new(
+            Err(e) => Err(EvalError::new(
                 "Incorrect key type",
                 format!("Can't use this value as a key: {}.", e.message),
             )),
@@ -149,9 +149,9 @@ impl Scope {
         }
         Err(match name {
             "var" | "local" | "module" | "data" | "path" | "terraform" | "count" | "each" | "self" => {
-                Diagnostic::new("Invalid reference", format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes."))
+                EvalError::new("Invalid reference", format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes."))
             }
-            _ => Diagnostic::new(
+            _ => EvalError::new(
                 "Invalid reference",
                 "A reference to a resource type must be followed by at least one attribute access, specifying the resource name.",
             ),
@@ -173,15 +173,15 @@ impl Scope {
                 };
                 if let Some(attr) = attr {
                     return Err(match v.as_str() {
-                        "var" => Diagnostic::new(
+                        "var" => EvalError::new(
                             "Reference to undeclared input variable",
                             format!("An input variable with the name \"{attr}\" has not been declared. This variable can be declared with a variable \"{attr}\" {{}} block."),
                         ),
-                        "local" => Diagnostic::new(
+                        "local" => EvalError::new(
                             "Reference to undeclared local value",
                             format!("A local value with the name \"{attr}\" has not been declared."),
                         ),
-                        _ => Diagnostic::new(
+                        _ => EvalError::new(
                             "Reference to undeclared resource",
                             format!("A managed resource \"{}\" \"{attr}\" has not been declared in the root module.", v.as_str()),
                         ),
@@ -266,14 +266,19 @@ impl Scope {
         Ok(out.with_sensitive(sensitive))
     }
 
+    /// HCL's conditional: both results are evaluated, but only the chosen
+    /// one's errors count (neither's while the condition is unknown); a
+    /// result that failed stands as an unknown of any type meanwhile.
     fn conditional(&self, c: &Expression, t: &Expression, f: &Expression) -> Result<Value> {
-        let cond = self.eval(c)?;
-        let tv = self.eval(t)?;
-        let fv = self.eval(f)?;
+        let tr = self.eval(t);
+        let fr = self.eval(f);
+        let failed = || Value::unknown(Type::Dynamic);
+        let tv = tr.as_ref().map_or_else(|_| failed(), Value::clone);
+        let fv = fr.as_ref().map_or_else(|_| failed(), Value::clone);
         // HCL blames the two results together, or the condition.
         let results = t.span().zip(f.span()).map(|(a, b)| a.start..b.end);
         let Some(ty) = unify(&[tv.ty(), fv.ty()]) else {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Inconsistent conditional result types",
                 format!(
                     "The true and false result expressions must have consistent types. The 'true' value is {}, but the 'false' value is {}.",
@@ -283,8 +288,9 @@ impl Scope {
             )
             .or_span(results));
         };
+        let cond = self.eval(c)?;
         if cond.is_null() {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Null condition",
                 "The condition value is null. Conditions must either be true or false.",
             )
@@ -292,7 +298,7 @@ impl Scope {
         }
         let sensitive = cond.sensitive;
         let cond = convert(cond, &Type::Bool).map_err(|_| {
-            Diagnostic::new(
+            EvalError::new(
                 "Incorrect condition type",
                 "The condition expression must be of type bool.",
             )
@@ -301,9 +307,9 @@ impl Scope {
         let Some(b) = cond.as_bool() else {
             return Ok(Value::unknown(ty).with_sensitive(sensitive));
         };
-        let chosen = if b { tv } else { fv };
+        let chosen = if b { tr? } else { fr? };
         let out = convert(chosen, &ty).map_err(|e| {
-            Diagnostic::new(
+            EvalError::new(
                 "Inconsistent conditional result types",
                 format!(
                     "The {} result value is not compatible: {}.",
@@ -391,7 +397,7 @@ impl Scope {
     /// Converts an interpolated value to string; `None` for an unknown.
     fn interpolate(&self, v: Value) -> Result<Option<Value>> {
         if v.is_null() {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Invalid template interpolation value",
                 "The expression result is null. Cannot include a null value in a string template.",
             ));
@@ -402,7 +408,7 @@ impl Scope {
             ));
         }
         convert(v, &Type::String).map(Some).map_err(|e| {
-            Diagnostic::new(
+            EvalError::new(
                 "Invalid template interpolation value",
                 format!(
                     "Cannot include the given value in a string template: {}.",
@@ -419,7 +425,7 @@ impl Scope {
                 let c = self.eval(&i.if_expr.cond_expr)?;
                 let at = i.if_expr.cond_expr.span();
                 if c.is_null() {
-                    return Err(Diagnostic::new(
+                    return Err(EvalError::new(
                         "Null condition",
                         "The condition value is null. Conditions must either be true or false.",
                     )
@@ -429,7 +435,7 @@ impl Scope {
                 // HCL renders an if directive as a conditional expression,
                 // and words its errors so.
                 let c = convert(c, &Type::Bool).map_err(|_| {
-                    Diagnostic::new(
+                    EvalError::new(
                         "Incorrect condition type",
                         "The condition expression must be of type bool.",
                     )
@@ -523,13 +529,13 @@ impl Scope {
             if let Some(c) = &f.cond {
                 let cv = scope.eval(&c.expr)?;
                 if cv.is_null() {
-                    return Err(Diagnostic::new(
+                    return Err(EvalError::new(
                         "Condition is null",
                         "The value of the 'if' clause must not be null.",
                     ));
                 }
                 let cv = convert(cv, &Type::Bool).map_err(|e| {
-                    Diagnostic::new(
+                    EvalError::new(
                         "Invalid 'for' condition",
                         format!("The 'if' clause value is invalid: {}.", e.message),
                     )
@@ -546,7 +552,7 @@ impl Scope {
                 Some(ke) => {
                     let key = scope.eval(ke)?;
                     if key.is_null() {
-                        return Err(Diagnostic::new(
+                        return Err(EvalError::new(
                             "Invalid object key",
                             "Key expression in 'for' expression must not produce a null value.",
                         ));
@@ -555,7 +561,7 @@ impl Scope {
                         return Ok(Value::unknown(Type::Dynamic).with_sensitive(sensitive));
                     }
                     let key = convert(key, &Type::String).map_err(|e| {
-                        Diagnostic::new(
+                        EvalError::new(
                             "Invalid object key",
                             format!("The object key is invalid: {}.", e.message),
                         )
@@ -566,7 +572,7 @@ impl Scope {
                     } else {
                         match object.entry(key) {
                             std::collections::btree_map::Entry::Occupied(e) => {
-                                return Err(Diagnostic::new(
+                                return Err(EvalError::new(
                                     "Duplicate object key",
                                     format!("Two different items produced the key {:?} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", e.key()),
                                 ));
@@ -637,7 +643,7 @@ impl Scope {
                 }
                 Kind::Unknown(_) => return Ok(Value::unknown(Type::Dynamic)),
                 _ => {
-                    return Err(Diagnostic::new(
+                    return Err(EvalError::new(
                         "Invalid expanding argument value",
                         "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
                     ))
@@ -645,14 +651,14 @@ impl Scope {
             }
         }
         if self.in_template && matches!(plain, "templatefile" | "templatestring") {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Error in function call",
                 format!("Call to function \"{name}\" failed: cannot recursively call {plain} from inside another template function."),
             )
             .or_span(site.call.clone()));
         }
         if self.refuse_files && funcs::READS_FILES.contains(&plain) {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Error in function call",
                 format!("Call to function \"{name}\" failed: cannot use filesystem access functions like {plain} in templatestring templates; consider passing the function result as a template variable instead."),
             )
@@ -677,7 +683,7 @@ impl Scope {
         }
         let vars = self.eval(exprs[1])?;
         let bad = |why: &str| {
-            Err(Diagnostic::new(
+            Err(EvalError::new(
                 "Invalid function argument",
                 format!(
                     "Invalid value for \"template\" parameter: invalid template expression: {why}."
@@ -706,7 +712,7 @@ impl Scope {
 
     fn try_(&self, exprs: &[&Expression]) -> Result<Value> {
         if exprs.is_empty() {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Not enough function arguments",
                 "Function \"try\" expects at least one argument.",
             ));
@@ -719,7 +725,7 @@ impl Scope {
                 return Ok(v);
             }
         }
-        Err(Diagnostic::new(
+        Err(EvalError::new(
             "Error in function call",
             "Call to function \"try\" failed: no expression succeeded:\n- all of the given expressions produced errors.",
         ))
@@ -727,7 +733,7 @@ impl Scope {
 
     fn can(&self, exprs: &[&Expression]) -> Result<Value> {
         if exprs.len() != 1 {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Not enough function arguments",
                 "Function \"can\" expects 1 argument(s). Missing value for \"expression\".",
             ));
@@ -772,7 +778,7 @@ fn number_literal(n: &hcl_edit::Formatted<hcl_edit::Number>) -> Result<Value> {
         None => n.value().to_string(),
     };
     Number::parse(&text).map(Value::number).ok_or_else(|| {
-        Diagnostic::new(
+        EvalError::new(
             "Invalid number literal",
             format!("Failed to recognize the value of this number literal: {text}."),
         )
@@ -785,7 +791,7 @@ fn iteration(coll: &Value) -> Result<Option<Vec<(Value, Value)>>> {
     let s = coll.sensitive;
     let items = match &coll.kind {
         Kind::Null(_) => {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Iteration over null value",
                 "A null value cannot be used as the collection in a 'for' expression.",
             ))
@@ -805,7 +811,7 @@ fn iteration(coll: &Value) -> Result<Option<Vec<(Value, Value)>>> {
             .map(|(k, v)| (Value::string(k.clone()), v.clone().with_sensitive(s)))
             .collect(),
         _ => {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Iteration over non-iterable value",
                 format!(
                     "A value of type {} cannot be used as the collection in a 'for' expression.",
@@ -833,14 +839,14 @@ pub fn get_attr(v: Value, name: &str) -> Result<Value> {
         } else {
             "an attribute".to_string()
         };
-        return Err(Diagnostic::new(
+        return Err(EvalError::new(
             "Unsupported attribute",
             format!("Can't access attributes on a list of objects. Did you mean to access {hint} for a specific element of the list, or across all elements of the list?"),
         ));
     }
     let out = match v.kind {
         Kind::Null(_) => {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Attempt to get attribute from null value",
                 "This value is null, so it does not have any attributes.",
             ))
@@ -853,13 +859,13 @@ pub fn get_attr(v: Value, name: &str) -> Result<Value> {
         Kind::Unknown(_) => Value::unknown(Type::Dynamic),
         Kind::Object(mut m) => m.remove(name).ok_or_else(|| unsupported_attr(name))?,
         Kind::Map(_, mut m) => m.remove(name).ok_or_else(|| {
-            Diagnostic::new(
+            EvalError::new(
                 "Missing map element",
                 format!("This map does not have an element with the key {name:?}."),
             )
         })?,
         k @ (Kind::String(_) | Kind::Number(_) | Kind::Bool(_)) => {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Unsupported attribute",
                 format!(
                     "Can't access attributes on a primitive-typed value ({}).",
@@ -869,7 +875,7 @@ pub fn get_attr(v: Value, name: &str) -> Result<Value> {
         }
         k => {
             let t = Value::from(k).ty();
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Unsupported attribute",
                 format!("Can't access attributes on a {}. Did you mean to access an element of the collection?", collection_word(&t)),
             ));
@@ -891,15 +897,15 @@ fn collection_word(t: &Type) -> String {
     }
 }
 
-fn unsupported_attr(name: &str) -> Diagnostic {
-    Diagnostic::new(
+fn unsupported_attr(name: &str) -> EvalError {
+    EvalError::new(
         "Unsupported attribute",
         format!("This object does not have an attribute named {name:?}."),
     )
 }
 
-fn invalid_index(why: &str) -> Diagnostic {
-    Diagnostic::new(
+fn invalid_index(why: &str) -> EvalError {
+    EvalError::new(
         "Invalid index",
         format!("The given key does not identify an element in this collection value{why}."),
     )
@@ -908,13 +914,13 @@ fn invalid_index(why: &str) -> Diagnostic {
 /// `v[k]`.
 pub fn index(v: Value, k: Value) -> Result<Value> {
     if v.is_null() {
-        return Err(Diagnostic::new(
+        return Err(EvalError::new(
             "Attempt to index null value",
             "This value is null, so it does not have any indices.",
         ));
     }
     if k.is_null() {
-        return Err(Diagnostic::new(
+        return Err(EvalError::new(
             "Invalid index",
             "Can't use a null value as an indexing key.",
         ));
@@ -949,13 +955,13 @@ pub fn index(v: Value, k: Value) -> Result<Value> {
             m.remove(key.as_str().unwrap_or_default()).ok_or_else(|| invalid_index(""))?
         }
         Kind::Set(..) => {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Invalid index",
                 "Elements of a set are identified only by their value and don't have any separate index or key to select with, so it's only possible to perform operations across all elements of the set.",
             ))
         }
         _ => {
-            return Err(Diagnostic::new(
+            return Err(EvalError::new(
                 "Invalid index",
                 "This value does not have any indices.",
             ))
@@ -964,8 +970,8 @@ pub fn index(v: Value, k: Value) -> Result<Value> {
     Ok(out.with_sensitive(sensitive))
 }
 
-fn op_failed(msg: &str) -> Diagnostic {
-    Diagnostic::new(
+fn op_failed(msg: &str) -> EvalError {
+    EvalError::new(
         "Operation failed",
         format!("Error during operation: {msg}."),
     )
@@ -976,7 +982,7 @@ fn operand(v: Value, want: &Type, side: &str) -> Result<Value> {
         return Err(op_failed("argument must not be null"));
     }
     convert(v, want).map_err(|e| {
-        Diagnostic::new(
+        EvalError::new(
             "Invalid operand",
             format!("Unsuitable value for {side} operand: {}.", e.message),
         )
@@ -1157,6 +1163,27 @@ mod tests {
         let v = s.eval(&e).unwrap();
         assert!(!v.is_known());
         assert_eq!(v.ty(), Type::String);
+    }
+
+    #[test]
+    fn only_the_chosen_result_of_a_conditional_can_fail() {
+        let s = Scope::default()
+            .with("u", Value::unknown(Type::Bool))
+            .with("empty", Value::tuple(vec![]));
+        let eval = |src: &str| s.eval(&hcl_edit::parser::parse_expr(src).unwrap());
+        assert_eq!(
+            eval("false ? empty[0] : 1")
+                .unwrap()
+                .as_number()
+                .and_then(|n| n.to_i64()),
+            Some(1)
+        );
+        assert_eq!(
+            eval("true ? empty[0] : 1").unwrap_err().summary,
+            "Invalid index"
+        );
+        // While the condition is unknown neither result's error counts.
+        assert!(!eval("u ? empty[0] : 1").unwrap().is_known());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! optional-attribute defaults, converted to each variable's type and
 //! checked against its `validation` rules.
 
-use super::{Diagnostic as EvalDiagnostic, Scope};
+use super::{EvalError, Scope};
 use crate::config::typeexpr::Defaults;
 use crate::config::{Expr, Module, ModuleCall, Variable};
 use crate::diag::{suggest, Diagnostic, Diagnostics};
@@ -579,11 +579,7 @@ fn read_file(
 
 /// An evaluator error placed in a file: at the failing sub-expression when
 /// the evaluator knows it, else at `fallback`.
-pub fn at_expr(
-    e: EvalDiagnostic,
-    file: &SourceFile,
-    fallback: std::ops::Range<usize>,
-) -> Diagnostic {
+pub fn at_expr(e: EvalError, file: &SourceFile, fallback: std::ops::Range<usize>) -> Diagnostic {
     let span = e.span.clone().unwrap_or(fallback);
     Diagnostic::error(e.summary, e.detail).at(file.range(span))
 }

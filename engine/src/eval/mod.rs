@@ -8,27 +8,27 @@
 //! values and the sensitive mark propagate through everything it computes.
 
 pub mod body;
-pub mod diag;
+pub mod error;
 pub mod expr;
 pub mod format;
 pub mod funcs;
 pub mod inputs;
 pub mod module;
 
-pub use diag::Diagnostic;
+pub use error::EvalError;
 pub use expr::Scope;
 
 use crate::value::Value;
 
 /// Parses and evaluates one expression in `scope`.
-pub fn eval_str(scope: &Scope, src: &str) -> diag::Result<Value> {
+pub fn eval_str(scope: &Scope, src: &str) -> error::Result<Value> {
     let expr = hcl_edit::parser::parse_expr(src).map_err(|e| {
         let detail = if src.trim().is_empty() || e.message().contains("end of input") {
             "Expected the start of an expression, but found the end of the file.".to_string()
         } else {
             format!("{}.", e.message().trim_end_matches('.'))
         };
-        Diagnostic::new("Invalid expression", detail)
+        EvalError::new("Invalid expression", detail)
     })?;
     scope.eval(&expr)
 }

@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::{Action, OutputChange, Plan, Reason, ResourceChange};
 use crate::addr::{InstanceKey, Mode, ResourceInstanceAddr};
-use crate::provider::diagnostic::{AttributePath, PathStep};
+use crate::provider::path::{AttributePath, PathStep};
 use crate::provider::schema::{Attribute, Block, Nesting, ObjectNesting};
 use crate::value::number::Number;
 use crate::value::{Kind, Type, Value};
@@ -227,6 +227,7 @@ pub(crate) fn actions(action: Action) -> &'static [&'static str] {
             create_before_destroy: true,
         } => &["create", "delete"],
         Action::Delete => &["delete"],
+        Action::Forget => &["forget"],
     }
 }
 

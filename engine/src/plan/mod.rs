@@ -6,10 +6,12 @@
 //! that fills it in and the apply that carries it out live elsewhere.
 
 pub mod json;
+pub mod objchange;
 pub mod render;
+pub mod step;
 
 use crate::addr::ResourceInstanceAddr;
-use crate::provider::diagnostic::AttributePath;
+use crate::provider::path::AttributePath;
 use crate::provider::schema::Schema;
 use crate::value::Value;
 use std::sync::Arc;
@@ -27,6 +29,10 @@ pub enum Action {
         create_before_destroy: bool,
     },
     Delete,
+    /// No longer managed, not destroyed (a `removed` block with
+    /// `destroy = false`): the object loses the estate's markers and
+    /// record, and stays.
+    Forget,
 }
 
 /// Why an action was chosen, when terraform says so.
@@ -117,7 +123,7 @@ impl Plan {
                     destroy += 1;
                 }
                 Action::Delete => destroy += 1,
-                Action::NoOp | Action::Read => {}
+                Action::NoOp | Action::Read | Action::Forget => {}
             }
         }
         (add, change, destroy)

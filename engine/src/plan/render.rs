@@ -160,7 +160,15 @@ fn is_moved(rc: &ResourceChange) -> bool {
 /// One instance: the comment lines, then the resource block's diff.
 fn render_resource(rc: &ResourceChange, c: &Colorize) -> String {
     let act = Act::of(rc.action);
-    let cj = pj::resource_change(rc);
+    // A forgotten object is shown as it stays: unchanged.
+    let cj = match rc.action {
+        Action::Forget => pj::resource_change(&ResourceChange {
+            action: Action::NoOp,
+            after: rc.before.clone(),
+            ..rc.clone()
+        }),
+        _ => pj::resource_change(rc),
+    };
     let change = Change::from_json(&cj);
     let diff = diff_block(change, &rc.schema.block);
     let mode = match rc.addr.mode {
@@ -240,6 +248,12 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
             if rc.deposed.is_some() {
                 s.push_str("\n  # (left over from a partially-failed replacement of this instance)");
             }
+        }
+        Act::Forget => {
+            s.push_str(&format!(
+                "[bold] # {addr}[reset] will no longer be managed by Terraform, but [bold][red]will not be destroyed[reset]"
+            ));
+            s.push_str("\n # (destroy = false is set in the configuration)");
         }
         Act::NoOp => {
             if let Some(prev) = rc.previous_addr.as_ref().filter(|p| **p != rc.addr) {
@@ -389,6 +403,7 @@ enum Act {
     DeleteThenCreate,
     CreateThenDelete,
     Delete,
+    Forget,
 }
 
 impl Act {
@@ -405,6 +420,7 @@ impl Act {
                 create_before_destroy: true,
             } => Act::CreateThenDelete,
             Action::Delete => Act::Delete,
+            Action::Forget => Act::Forget,
         }
     }
 
@@ -418,6 +434,7 @@ impl Act {
             Act::Read => " [cyan]<=[reset]",
             Act::Update => "  [yellow]~[reset]",
             Act::NoOp => "   ",
+            Act::Forget => " [bold].[reset]",
         }
     }
 
@@ -433,7 +450,7 @@ impl Act {
                 "[red]-[reset]/[green]+[reset] destroy and then create replacement"
             }
             Act::Read => " [cyan]<=[reset] read (data resources)",
-            Act::NoOp => "",
+            Act::NoOp | Act::Forget => "",
         }
     }
 }

@@ -122,6 +122,15 @@ impl SchemaCache {
     }
 }
 
+/// A file's SHA-256: remembered in `cache` when there is one (see
+/// [`SchemaCache::binary_hash`]), else read through.
+pub fn file_sha256(cache: Option<&SchemaCache>, path: &Path) -> io::Result<BinaryHash> {
+    match cache {
+        Some(cache) => cache.binary_hash(path),
+        None => hash_file(path),
+    }
+}
+
 fn identity(path: &Path) -> io::Result<FileIdentity> {
     let meta = fs::metadata(path)?;
     let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);

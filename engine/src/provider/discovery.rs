@@ -77,7 +77,17 @@ impl fmt::Display for ProviderSource {
 }
 
 impl ProviderSource {
-    fn package_dir(&self, base: &Path) -> PathBuf {
+    /// The short form terraform prints: `hashicorp/aws` on the default
+    /// registry, the full address elsewhere.
+    pub fn for_display(&self) -> String {
+        if self.hostname == DEFAULT_REGISTRY {
+            format!("{}/{}", self.namespace, self.type_name)
+        } else {
+            self.to_string()
+        }
+    }
+
+    pub(crate) fn package_dir(&self, base: &Path) -> PathBuf {
         base.join(&self.hostname)
             .join(&self.namespace)
             .join(&self.type_name)
@@ -271,6 +281,53 @@ impl VersionConstraint {
         self
     }
 
+    /// Whether no condition is given (any release version is allowed).
+    pub fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
+    }
+
+    /// terraform's normalized form, as the lock file and `init` write it:
+    /// each condition once, missing version parts written as zero, sorted
+    /// by version and then by operator (`>`, `>=`, `=`, `~>` with three
+    /// parts, `~>` with two, `<=`, `<`, `!=`), `=` left out; `~> 5` and
+    /// `~> 5.1` keep two parts.
+    pub fn canonical(&self) -> String {
+        let key = |c: &Condition| match c.op {
+            Op::Gt => 1,
+            Op::Ge => 2,
+            Op::Eq => 3,
+            Op::Pessimistic if c.parts == 3 => 4,
+            Op::Pessimistic => 5,
+            Op::Le => 6,
+            Op::Lt => 7,
+            Op::Ne => 8,
+        };
+        let mut terms: Vec<(&Version, u8)> = self
+            .conditions
+            .iter()
+            .map(|c| (&c.version, key(c)))
+            .collect();
+        terms.sort();
+        terms.dedup();
+        terms
+            .iter()
+            .map(|(v, op)| {
+                let symbol = ["", "> ", ">= ", "", "~> ", "~> ", "<= ", "< ", "!= "][*op as usize];
+                let pre = v
+                    .prerelease
+                    .as_ref()
+                    .map(|p| format!("-{p}"))
+                    .unwrap_or_default();
+                if *op == 5 {
+                    format!("{symbol}{}.{}{pre}", v.major, v.minor)
+                } else {
+                    format!("{symbol}{v}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Whether `v` satisfies every condition. A prerelease is allowed only
     /// when some condition names it exactly, as in terraform.
     pub fn allows(&self, v: &Version) -> bool {
@@ -434,74 +491,38 @@ impl Places {
         env: &dyn Fn(&str) -> Option<OsString>,
         target: &str,
     ) -> Result<Places, DiscoveryError> {
-        let var = |name: &str| env(name).filter(|v| !v.is_empty());
-        let home = var("HOME").map(PathBuf::from);
-        let mut notes = Vec::new();
-        let config_path = var("TF_CLI_CONFIG_FILE")
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".terraformrc")));
-        let config = match &config_path {
-            Some(path) if path.is_file() => Some(CliConfig::read(path)?),
-            Some(path) => {
-                notes.push(Looked {
-                    kind: PlaceKind::CliConfig,
-                    path: path.clone(),
-                    finding: "no such file".into(),
-                });
-                None
-            }
-            None => None,
-        };
-        let config = config.unwrap_or_default();
-
+        let installation = Installation::for_root_with(root, env)?;
         let mut places = vec![Place {
             kind: PlaceKind::Installed,
             dir: root.join(".terraform").join("providers"),
             include: vec![],
             exclude: vec![],
         }];
-        if let Some(cache) = var("TF_PLUGIN_CACHE_DIR")
-            .map(PathBuf::from)
-            .or(config.plugin_cache_dir)
-        {
+        if let Some(cache) = installation.plugin_cache {
             places.push(Place {
                 kind: PlaceKind::PluginCache,
-                dir: expand_home(&cache, home.as_deref()),
+                dir: cache,
                 include: vec![],
                 exclude: vec![],
             });
         }
-        match config.installation {
-            Some(mirrors) => places.extend(mirrors.into_iter().map(|m| Place {
-                kind: PlaceKind::FilesystemMirror,
-                dir: expand_home(&m.path, home.as_deref()),
+        let explicit = installation.explicit;
+        places.extend(installation.methods.into_iter().filter_map(|m| {
+            let Location::FilesystemMirror(dir) = m.location else {
+                return None;
+            };
+            Some(Place {
+                kind: if explicit {
+                    PlaceKind::FilesystemMirror
+                } else {
+                    PlaceKind::ImplicitMirror
+                },
+                dir,
                 include: m.include,
                 exclude: m.exclude,
-            })),
-            None => {
-                let mut implicit = vec![root.join("terraform.d").join("plugins")];
-                if let Some(home) = &home {
-                    implicit.push(home.join(".terraform.d").join("plugins"));
-                }
-                let data_home = var("XDG_DATA_HOME")
-                    .map(PathBuf::from)
-                    .or_else(|| home.as_ref().map(|h| h.join(".local").join("share")));
-                let data_dirs =
-                    var("XDG_DATA_DIRS").unwrap_or_else(|| "/usr/local/share:/usr/share".into());
-                implicit.extend(
-                    data_home
-                        .into_iter()
-                        .chain(std::env::split_paths(&data_dirs))
-                        .map(|dir| dir.join("terraform").join("plugins")),
-                );
-                places.extend(implicit.into_iter().map(|dir| Place {
-                    kind: PlaceKind::ImplicitMirror,
-                    dir,
-                    include: vec![],
-                    exclude: vec![],
-                }));
-            }
-        }
+            })
+        }));
+        let notes = installation.notes;
         Ok(Places {
             places,
             notes,
@@ -681,19 +702,153 @@ pub fn current_target() -> String {
     format!("{}_{arch}", std::env::consts::OS)
 }
 
+/// Where `init` installs providers from, as the CLI configuration says:
+/// the methods of its `provider_installation` block in order, or, without
+/// one, terraform's implied local mirrors and then the origin registry;
+/// and the plugin cache.
+#[derive(Debug, Clone)]
+pub struct Installation {
+    pub plugin_cache: Option<PathBuf>,
+    /// `plugin_cache_may_break_dependency_lock_file`: a cached package may
+    /// be used even when the lock file has no entry to check it against.
+    pub cache_may_break_lock: bool,
+    pub methods: Vec<Method>,
+    /// Whether the methods come from a `provider_installation` block.
+    pub explicit: bool,
+    /// The CLI configuration file when it is missing.
+    pub notes: Vec<Looked>,
+}
+
+/// One installation method, and the providers it may serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Method {
+    pub location: Location,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+impl Method {
+    /// Whether this method may serve `source` (terraform's include and
+    /// exclude patterns).
+    pub fn handles(&self, source: &ProviderSource) -> bool {
+        if self.exclude.iter().any(|p| pattern_matches(p, source)) {
+            return false;
+        }
+        self.include.is_empty() || self.include.iter().any(|p| pattern_matches(p, source))
+    }
+}
+
+/// Where a method installs from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A directory in the packed or unpacked layout.
+    FilesystemMirror(PathBuf),
+    /// An HTTPS mirror (`network_mirror`).
+    NetworkMirror(String),
+    /// The provider's origin registry (`direct`).
+    Direct,
+}
+
+impl Installation {
+    /// From the process environment.
+    pub fn for_root(root: &Path) -> Result<Installation, DiscoveryError> {
+        Installation::for_root_with(root, &|name| std::env::var_os(name))
+    }
+
+    /// With environment variables read through `env`. Without a
+    /// `provider_installation` block, the implied local mirrors that exist
+    /// come first (the working directory's `terraform.d/plugins`,
+    /// `~/.terraform.d/plugins`, `terraform/plugins` under
+    /// `$XDG_DATA_HOME` and each of `$XDG_DATA_DIRS`), then the registry
+    /// for every provider none of them holds.
+    pub fn for_root_with(
+        root: &Path,
+        env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> Result<Installation, DiscoveryError> {
+        let var = |name: &str| env(name).filter(|v| !v.is_empty());
+        let home = var("HOME").map(PathBuf::from);
+        let mut notes = Vec::new();
+        let config_path = var("TF_CLI_CONFIG_FILE")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".terraformrc")));
+        let config = match &config_path {
+            Some(path) if path.is_file() => CliConfig::read(path)?,
+            Some(path) => {
+                notes.push(Looked {
+                    kind: PlaceKind::CliConfig,
+                    path: path.clone(),
+                    finding: "no such file".into(),
+                });
+                CliConfig::default()
+            }
+            None => CliConfig::default(),
+        };
+        let plugin_cache = var("TF_PLUGIN_CACHE_DIR")
+            .map(PathBuf::from)
+            .or(config.plugin_cache_dir)
+            .map(|dir| expand_home(&dir, home.as_deref()));
+        let cache_may_break_lock = var("TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE").is_some()
+            || config.cache_may_break_lock;
+        let explicit = config.methods.is_some();
+        let methods = match config.methods {
+            Some(methods) => methods
+                .into_iter()
+                .map(|mut m| {
+                    if let Location::FilesystemMirror(dir) = &m.location {
+                        m.location = Location::FilesystemMirror(expand_home(dir, home.as_deref()));
+                    }
+                    m
+                })
+                .collect(),
+            None => {
+                let mut implicit = vec![root.join("terraform.d").join("plugins")];
+                if let Some(home) = &home {
+                    implicit.push(home.join(".terraform.d").join("plugins"));
+                }
+                let data_home = var("XDG_DATA_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| home.as_ref().map(|h| h.join(".local").join("share")));
+                let data_dirs =
+                    var("XDG_DATA_DIRS").unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+                implicit.extend(
+                    data_home
+                        .into_iter()
+                        .chain(std::env::split_paths(&data_dirs))
+                        .map(|dir| dir.join("terraform").join("plugins")),
+                );
+                let mut methods: Vec<Method> = implicit
+                    .into_iter()
+                    .map(|dir| Method {
+                        location: Location::FilesystemMirror(dir),
+                        include: vec![],
+                        exclude: vec![],
+                    })
+                    .collect();
+                methods.push(Method {
+                    location: Location::Direct,
+                    include: vec![],
+                    exclude: vec![],
+                });
+                methods
+            }
+        };
+        Ok(Installation {
+            plugin_cache,
+            cache_may_break_lock,
+            methods,
+            explicit,
+            notes,
+        })
+    }
+}
+
 #[derive(Debug, Default)]
 struct CliConfig {
     plugin_cache_dir: Option<PathBuf>,
-    /// The filesystem mirrors of a `provider_installation` block, when the
-    /// configuration has one (its other methods install over the network).
-    installation: Option<Vec<Mirror>>,
-}
-
-#[derive(Debug)]
-struct Mirror {
-    path: PathBuf,
-    include: Vec<String>,
-    exclude: Vec<String>,
+    cache_may_break_lock: bool,
+    /// The methods of a `provider_installation` block, when the
+    /// configuration has one.
+    methods: Option<Vec<Method>>,
 }
 
 impl CliConfig {
@@ -710,33 +865,48 @@ impl CliConfig {
         let body = hcl::parse(text).map_err(|e| e.to_string())?;
         let mut config = CliConfig::default();
         for attr in body.attributes() {
-            if attr.key() == "plugin_cache_dir" {
-                config.plugin_cache_dir = Some(string(attr.expr(), "plugin_cache_dir")?.into());
+            match attr.key() {
+                "plugin_cache_dir" => {
+                    config.plugin_cache_dir = Some(string(attr.expr(), "plugin_cache_dir")?.into())
+                }
+                "plugin_cache_may_break_dependency_lock_file" => {
+                    config.cache_may_break_lock = matches!(attr.expr(), hcl::Expression::Bool(true))
+                }
+                _ => {}
             }
         }
         for block in body.blocks() {
             if block.identifier() != "provider_installation" {
                 continue;
             }
-            let mirrors = config.installation.get_or_insert_with(Vec::new);
+            let methods = config.methods.get_or_insert_with(Vec::new);
             for method in block.body().blocks() {
-                if method.identifier() != "filesystem_mirror" {
-                    continue;
-                }
                 let mut path = None;
+                let mut url = None;
                 let mut include = Vec::new();
                 let mut exclude = Vec::new();
                 for attr in method.body().attributes() {
                     match attr.key() {
                         "path" => path = Some(string(attr.expr(), "path")?),
+                        "url" => url = Some(string(attr.expr(), "url")?),
                         "include" => include = strings(attr.expr(), "include")?,
                         "exclude" => exclude = strings(attr.expr(), "exclude")?,
                         _ => {}
                     }
                 }
-                let path = path.ok_or("a filesystem_mirror block needs a path")?;
-                mirrors.push(Mirror {
-                    path: path.into(),
+                let location = match method.identifier() {
+                    "filesystem_mirror" => Location::FilesystemMirror(
+                        path.ok_or("a filesystem_mirror block needs a path")?.into(),
+                    ),
+                    "network_mirror" => {
+                        Location::NetworkMirror(url.ok_or("a network_mirror block needs a url")?)
+                    }
+                    "direct" => Location::Direct,
+                    // dev_overrides and other blocks choose no source.
+                    _ => continue,
+                };
+                methods.push(Method {
+                    location,
                     include,
                     exclude,
                 });
@@ -822,6 +992,37 @@ mod tests {
     }
 
     #[test]
+    fn canonical_constraints_as_terraform_writes_them() {
+        let canonical = |s: &str| s.parse::<VersionConstraint>().unwrap().canonical();
+        assert_eq!(
+            canonical(">= 5.0, ~> 5.1, != 4.0.0, >= 5.0.0"),
+            "!= 4.0.0, >= 5.0.0, ~> 5.1"
+        );
+        assert_eq!(canonical("= 5.100.0"), "5.100.0");
+        assert_eq!(canonical("~> 2"), "~> 2.0");
+        assert_eq!(
+            canonical("< 6.0, ~> 5.99.1, > 5"),
+            "> 5.0.0, ~> 5.99.1, < 6.0.0"
+        );
+        assert_eq!(canonical("2.0.0-beta1"), "2.0.0-beta1");
+        assert_eq!(canonical(""), "");
+        assert_eq!(
+            "hashicorp/aws"
+                .parse::<ProviderSource>()
+                .unwrap()
+                .for_display(),
+            "hashicorp/aws"
+        );
+        assert_eq!(
+            "example.com/a/b"
+                .parse::<ProviderSource>()
+                .unwrap()
+                .for_display(),
+            "example.com/a/b"
+        );
+    }
+
+    #[test]
     fn cli_config() {
         let config = CliConfig::parse(
             r#"
@@ -839,10 +1040,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.plugin_cache_dir, Some(PathBuf::from("/cache")));
-        let mirrors = config.installation.unwrap();
-        assert_eq!(mirrors.len(), 1);
-        assert_eq!(mirrors[0].path, PathBuf::from("/mirror"));
-        assert_eq!(mirrors[0].include, vec!["hashicorp/*"]);
+        let methods = config.methods.unwrap();
+        assert_eq!(methods.len(), 2);
+        assert_eq!(
+            methods[0].location,
+            Location::FilesystemMirror(PathBuf::from("/mirror"))
+        );
+        assert_eq!(methods[0].include, vec!["hashicorp/*"]);
+        assert_eq!(methods[1].location, Location::Direct);
+        let aws: ProviderSource = "hashicorp/aws".parse().unwrap();
+        assert!(methods[0].handles(&aws) && !methods[1].handles(&aws));
         assert!(CliConfig::parse("provider_installation { filesystem_mirror {} }").is_err());
     }
 

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::diagnostic::{AttributePath, Diagnostic, PathStep, Severity};
 use super::msgpack;
+use super::path::{AttributePath, PathStep};
 use super::plugin::{Plugin, MAX_MESSAGE_SIZE};
 use super::schema::{
     Attribute, Block, Capabilities, DescriptionKind, Function, NestedBlock, NestedType, Nesting,
@@ -25,6 +25,7 @@ use super::{
     ImportedResource, PlannedChange, Provider, ProviderError, ResourceState, Stopper,
     TERRAFORM_COMPAT_VERSION,
 };
+use crate::diag::{Diagnostic, Severity};
 use crate::value::{Type, Value};
 
 // The protocol wraps each call's Request and Response in a message used
@@ -149,12 +150,6 @@ impl GrpcProvider {
     pub fn with_schema(mut self, schema: Arc<ProviderSchema>) -> GrpcProvider {
         self.schema = Some(schema);
         self
-    }
-
-    /// The schema given with [`GrpcProvider::with_schema`] or fetched by an
-    /// earlier call, if any.
-    pub fn cached_schema(&self) -> Option<&Arc<ProviderSchema>> {
-        self.schema.as_ref()
     }
 
     /// The provider's executable.
@@ -324,15 +319,6 @@ impl GrpcProvider {
         Ok(())
     }
 
-    /// The plugin underneath, to shut it down.
-    /// Stops the plugin through its controller, if this is the last clone
-    /// (the others keep it running until they go too).
-    pub async fn shutdown(self) {
-        if let Ok(plugin) = Arc::try_unwrap(self.plugin) {
-            plugin.shutdown().await;
-        }
-    }
-
     fn rpc_error(&self, method: &'static str, status: tonic::Status) -> ProviderError {
         ProviderError::Rpc {
             binary: self.plugin.binary().into(),
@@ -360,6 +346,20 @@ impl Provider for GrpcProvider {
         StopHandle {
             client: self.client.clone(),
             binary: self.plugin.binary().into(),
+        }
+    }
+
+    /// The schema given with [`GrpcProvider::with_schema`] or fetched by an
+    /// earlier call, if any.
+    fn cached_schema(&self) -> Option<&Arc<ProviderSchema>> {
+        self.schema.as_ref()
+    }
+
+    /// Stops the plugin through its controller, if this is the last clone
+    /// (the others keep it running until they go too).
+    async fn shutdown(self) {
+        if let Ok(plugin) = Arc::try_unwrap(self.plugin) {
+            plugin.shutdown().await;
         }
     }
 
@@ -946,9 +946,8 @@ fn diagnostics(ds: Vec<pb5::Diagnostic>) -> Vec<Diagnostic> {
                     Severity::Error
                 }
             },
-            summary: d.summary,
-            detail: d.detail,
             attribute: d.attribute.map(attribute_path),
+            ..Diagnostic::error(d.summary, d.detail)
         })
         .collect()
 }

@@ -7,7 +7,8 @@
 //!   way go-plugin's host does;
 //! - [`grpc`] speaks protocols 5 and 6 and is the only module that sees
 //!   wire types; the rest of the engine uses the [`Provider`] trait and the
-//!   [`schema`] and [`diagnostic`] models over `crate::value`'s values,
+//!   [`schema`] and [`path`] models over `crate::value`'s values (a
+//!   provider's diagnostics are `crate::diag::Diagnostic`s),
 //!   which [`msgpack`] encodes for the wire;
 //! - [`cache`] keeps decoded schemas keyed by the binary's hash;
 //! - [`proposed`] builds the proposed new object a plan starts from.
@@ -15,11 +16,15 @@
 //! Not here: evaluating configuration, and deciding what to change.
 
 pub mod cache;
-pub mod diagnostic;
 pub mod discovery;
 pub mod grpc;
 pub mod handshake;
+pub mod hashes;
+pub mod install;
+pub mod locked;
+pub mod lockfile;
 pub mod msgpack;
+pub mod path;
 pub mod plugin;
 pub mod proposed;
 pub mod requirements;
@@ -29,10 +34,12 @@ mod tls;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use crate::diag::Diagnostic;
 use crate::value::Value;
 use cache::SchemaCache;
-use diagnostic::{AttributePath, Diagnostic};
+use path::AttributePath;
 use plugin::{LaunchError, LaunchOptions, Plugin};
 use schema::ProviderSchema;
 
@@ -94,6 +101,13 @@ pub trait Provider {
         let handle = self.stop_handle();
         async move { handle.stop().await }
     }
+
+    /// The schema this provider was given or has already fetched, if any:
+    /// what the engine consults to build data source requests.
+    fn cached_schema(&self) -> Option<&Arc<ProviderSchema>>;
+
+    /// Stops the provider once no clone of it is left.
+    fn shutdown(self) -> impl Future<Output = ()>;
 
     /// The provider's schema: its own configuration, resources, data
     /// sources, ephemeral resources and functions.
@@ -236,7 +250,7 @@ pub enum ProviderError {
 fn lines(diagnostics: &[Diagnostic]) -> String {
     diagnostics
         .iter()
-        .map(|d| format!("  {d}"))
+        .map(|d| format!("  {}", d.provider_line()))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -290,6 +304,19 @@ pub enum SchemasError {
     Provider(#[from] ProviderError),
     #[error("{reason}")]
     Config { reason: String },
+    #[error(transparent)]
+    Locked(locked::LockError),
+}
+
+impl SchemasError {
+    /// terraform's diagnostics for an error the lock file raised, with the
+    /// lock file's text when they point into it; `None` for the others.
+    pub fn lock_diagnostics(&self) -> Option<(crate::diag::Diagnostics, crate::diag::Sources)> {
+        match self {
+            SchemasError::Locked(e) => Some(e.diagnostics()),
+            _ => None,
+        }
+    }
 }
 
 /// The schema of every provider the root's `required_providers` names,
@@ -299,10 +326,19 @@ pub async fn required_schemas(
     cache: Option<&SchemaCache>,
     options: &LaunchOptions,
 ) -> Result<Vec<(String, ProviderSchema)>, SchemasError> {
+    let requirements = requirements::required_providers(root)?;
+    let required = requirements
+        .iter()
+        .map(|r| (r.source.clone(), r.constraint.clone()))
+        .collect();
+    let locked = locked::selections(root, &required, cache).map_err(SchemasError::Locked)?;
     let places = discovery::Places::for_root(root)?;
     let mut loaded = Vec::new();
-    for requirement in requirements::required_providers(root)? {
-        let found = places.find(&requirement.source, &requirement.constraint)?;
+    for requirement in requirements {
+        let found = match locked.as_ref().and_then(|l| l.get(&requirement.source)) {
+            Some(found) => found.clone(),
+            None => places.find(&requirement.source, &requirement.constraint)?,
+        };
         tracing::debug!(
             source = %found.source,
             version = %found.version,

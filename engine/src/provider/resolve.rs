@@ -1,10 +1,13 @@
 //! The providers a loaded module needs, found and with their schemas: the
 //! `required_providers` entries, and the `hashicorp/<name>` provider
 //! terraform implies for any other local name a resource or provider block
-//! uses.
+//! uses. With a lock file, each binary is the one `init` installed and the
+//! lock file vouches for ([`super::locked`]); without one, the one
+//! discovery finds.
 
 use super::cache::SchemaCache;
 use super::discovery::{FoundProvider, Places, ProviderSource, VersionConstraint};
+use super::locked::{self, LockError};
 use super::plugin::LaunchOptions;
 use super::schema::ProviderSchema;
 use super::{load_schema, SchemasError};
@@ -40,13 +43,38 @@ pub async fn for_modules(
     cache: Option<&SchemaCache>,
     options: &LaunchOptions,
 ) -> Result<Vec<BTreeMap<String, Resolved>>, SchemasError> {
-    let places = Places::for_root(root)?;
+    let wanted: Vec<_> = modules
+        .iter()
+        .map(|m| wanted(m))
+        .collect::<Result<_, _>>()?;
+    let mut required: BTreeMap<ProviderSource, VersionConstraint> = BTreeMap::new();
+    for (source, constraint) in wanted.iter().flat_map(|w| w.values()) {
+        let combined = match required.remove(source) {
+            Some(c) => c.and(constraint),
+            None => constraint.clone(),
+        };
+        required.insert(source.clone(), combined);
+    }
+    let locked = locked::selections(root, &required, cache).map_err(SchemasError::Locked)?;
+    let places = match locked {
+        Some(_) => None,
+        None => Some(Places::for_root(root)?),
+    };
     let mut schemas: BTreeMap<PathBuf, Arc<ProviderSchema>> = BTreeMap::new();
     let mut out = Vec::with_capacity(modules.len());
-    for module in modules {
+    for wanted in wanted {
         let mut resolved = BTreeMap::new();
-        for (name, (source, constraint)) in wanted(module)? {
-            let found = places.find(&source, &constraint)?;
+        for (name, (source, constraint)) in wanted {
+            let found = match (&locked, &places) {
+                (Some(locked), _) => locked.get(&source).cloned().ok_or_else(|| {
+                    SchemasError::Locked(LockError::Inconsistent {
+                        problems: vec![format!("provider {source}: required by this configuration but no version is selected")],
+                        locks_empty: locked.is_empty(),
+                    })
+                })?,
+                (None, Some(places)) => places.find(&source, &constraint)?,
+                (None, None) => unreachable!("places are read when there is no lock file"),
+            };
             let schema = match schemas.get(&found.executable) {
                 Some(s) => s.clone(),
                 None => {
@@ -70,7 +98,7 @@ pub async fn for_modules(
 }
 
 /// The source and version constraint of every provider `module` names.
-fn wanted(
+pub fn wanted(
     module: &Module,
 ) -> Result<BTreeMap<String, (ProviderSource, VersionConstraint)>, SchemasError> {
     let mut wanted: BTreeMap<String, (ProviderSource, VersionConstraint)> = BTreeMap::new();

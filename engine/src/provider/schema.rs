@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::diagnostic::{AttributePath, PathStep};
+use super::path::{AttributePath, PathStep};
 use crate::value::{Kind, Type, Value};
 
 /// Everything a provider declares about itself.

@@ -367,7 +367,7 @@ fn a_stock_state_of_module_instances_migrates_and_replans_to_nothing() {
     let out = text(&migrated);
     assert!(migrated.status.success(), "{out}");
     assert!(
-        out.contains("Migrate complete! 11 newly stamped, 0 already stamped, 0 recorded (owned through their parent), 0 failed, 0 skipped."),
+        out.contains("Migrate complete! 11 newly stamped, 0 already stamped, 0 recorded, 0 failed, 0 skipped."),
         "{out}"
     );
     assert_eq!(

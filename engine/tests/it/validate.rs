@@ -1,9 +1,10 @@
 //! `choudoufu validate` against `terraform validate`: every broken root in
 //! `engine/tests/broken_roots/` (a `.tf` or `.tf.json` file, or a directory
 //! holding a root and the modules it calls) must be refused by both, with
-//! errors on the same files and lines; every estate root, its JSON rewrite,
-//! and the root calling local modules in `engine/tests/fixtures/modules/`,
-//! must pass both.
+//! errors on the same files and lines; every root in
+//! `engine/tests/accepted_roots/` (the language features published roots
+//! use), every estate root, its JSON rewrite, and the root calling local
+//! modules in `engine/tests/fixtures/modules/`, must pass both.
 
 use crate::support::{cli_config, plugin_mirror, terraform};
 use std::path::{Path, PathBuf};
@@ -155,6 +156,47 @@ fn broken_roots_are_refused_on_terraforms_lines() {
         let show = |v: &Verdict| format!("{:?} {}", v.errors, v.summaries.join("; "));
         println!("{name:<32} {:<44} {}", show(&theirs), show(&ours));
         if theirs.valid || ours.valid || theirs.errors != ours.errors {
+            failures.push(format!(
+                "{name}: terraform {theirs:?}\n  choudoufu {ours:?}"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "verdicts differ:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn accepted_roots_are_valid_for_both() {
+    let judge = Judge::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/accepted_roots");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    cases.sort();
+    assert!(
+        cases.len() >= 5,
+        "at least 5 accepted roots, found {}",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    for case in &cases {
+        let root = tempfile::tempdir().unwrap();
+        if case.is_dir() {
+            copy_tree(case, root.path());
+        } else {
+            std::fs::copy(case, root.path().join("main.tf")).unwrap();
+        }
+        let (theirs, ours) = judge.both(root.path());
+        let name = case.file_name().unwrap().to_string_lossy();
+        println!(
+            "{name:<32} terraform {theirs:?}\n{:<32} choudoufu {ours:?}",
+            ""
+        );
+        if !theirs.valid || theirs != ours {
             failures.push(format!(
                 "{name}: terraform {theirs:?}\n  choudoufu {ours:?}"
             ));

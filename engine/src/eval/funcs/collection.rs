@@ -61,9 +61,18 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             Type::list(Type::Dynamic),
             matchkeys,
         ),
-        "length" => Func::new(vec![any("value")], Type::Number, |a| {
+        // As in terraform, the count of a collection holding unknowns is
+        // known (save a set's, whose unknowns may turn out equal), and so
+        // is a tuple's or object's from its type alone; only the
+        // collection's own mark passes to the result.
+        "length" => Func::new(vec![any("value").unknowns().marked()], Type::Number, |a| {
+            let unknown = Value::unknown(Type::Number).with_sensitive(a[0].sensitive);
             let n = match &a[0].kind {
+                Kind::Unknown(Type::Tuple(t)) => t.len(),
+                Kind::Unknown(Type::Object { attributes, .. }) => attributes.len(),
+                Kind::Unknown(_) => return Ok(unknown),
                 Kind::String(t) => t.graphemes(true).count(),
+                Kind::Set(_, e) if e.len() > 1 && !a[0].is_wholly_known() => return Ok(unknown),
                 Kind::List(_, e) | Kind::Set(_, e) | Kind::Tuple(e) => e.len(),
                 Kind::Map(_, m) | Kind::Object(m) => m.len(),
                 _ => {
@@ -72,7 +81,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                     ))
                 }
             };
-            Ok(Value::int(n as i64))
+            Ok(Value::int(n as i64).with_sensitive(a[0].sensitive))
         }),
         "concat" => Func::new(vec![], Type::Dynamic, |a| {
             let mut all = Vec::new();
@@ -96,7 +105,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             }
             Ok(Value::tuple(all))
         })
-        .variadic(any("seqs")),
+        .variadic(any("seqs").structural()),
         "merge" => Func::new(vec![], Type::Dynamic, |a| {
             let mut out: BTreeMap<String, Value> = BTreeMap::new();
             let mut all_maps = true;
@@ -127,14 +136,21 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             }
             Ok(Value::object(out))
         })
-        .variadic(any("maps").nullable()),
+        .variadic(any("maps").nullable().structural()),
         "lookup" => Func::new(
-            vec![any("inputMap"), Param::new("key", Type::String)],
+            vec![
+                any("inputMap").structural().marked(),
+                Param::new("key", Type::String),
+            ],
             Type::Dynamic,
             |a| {
+                // The element keeps its own mark and takes the map's.
                 let key = a[1].as_str().unwrap_or_default();
+                let outer = a[0].sensitive;
                 let found = match &a[0].kind {
-                    Kind::Map(_, m) | Kind::Object(m) => m.get(key).cloned(),
+                    Kind::Map(_, m) | Kind::Object(m) => m
+                        .get(key)
+                        .map(|v| v.clone().with_sensitive(v.sensitive || outer)),
                     _ => {
                         return Err(arg_error(
                             "inputMap",
@@ -156,9 +172,9 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 }
             },
         )
-        .variadic(any("default").nullable()),
+        .variadic(any("default").nullable().unknowns()),
         "element" => Func::new(
-            vec![any("list"), Param::new("index", Type::Number)],
+            vec![any("list").structural(), Param::new("index", Type::Number)],
             Type::Dynamic,
             |a| {
                 let e = elems(&a[0]);
@@ -176,7 +192,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             },
         ),
         "keys" => Func::new(
-            vec![any("inputMap")],
+            vec![any("inputMap").structural()],
             Type::list(Type::String),
             |a| match &a[0].kind {
                 Kind::Map(_, m) => Ok(Value::list(
@@ -189,13 +205,17 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                 _ => Err(arg_error("inputMap", "must have map or object type")),
             },
         ),
-        "values" => Func::new(vec![any("mapping")], Type::Dynamic, |a| match &a[0].kind {
-            Kind::Map(t, m) => Ok(Value::list(t.clone(), m.values().cloned().collect())),
-            Kind::Object(m) => Ok(Value::tuple(m.values().cloned().collect())),
-            _ => Err(String::from(
-                "values() requires a map as the first argument",
-            )),
-        }),
+        "values" => Func::new(
+            vec![any("mapping").structural()],
+            Type::Dynamic,
+            |a| match &a[0].kind {
+                Kind::Map(t, m) => Ok(Value::list(t.clone(), m.values().cloned().collect())),
+                Kind::Object(m) => Ok(Value::tuple(m.values().cloned().collect())),
+                _ => Err(String::from(
+                    "values() requires a map as the first argument",
+                )),
+            },
+        ),
         "contains" => Func::new(vec![any("list"), any("value")], Type::Bool, |a| {
             if !matches!(a[0].kind, Kind::List(..) | Kind::Set(..) | Kind::Tuple(..)) {
                 return Err(String::from("argument must be list, tuple, or set"));
@@ -250,7 +270,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
             }
             Err("no non-null arguments".into())
         })
-        .variadic(any("vals")),
+        .variadic(any("vals").structural()),
         "compact" => Func::new(
             vec![Param::new("list", Type::list(Type::String))],
             Type::list(Type::String),
@@ -264,7 +284,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
         ),
         "slice" => Func::new(
             vec![
-                any("list"),
+                any("list").structural(),
                 Param::new("start_index", Type::Number),
                 Param::new("end_index", Type::Number),
             ],

@@ -28,7 +28,7 @@ mod yaml;
 
 pub(crate) use fs::READS_FILES;
 
-use super::diag::{Diagnostic, Result};
+use super::error::{EvalError, Result};
 use crate::value::convert::convert;
 use crate::value::{Type, Value};
 
@@ -43,6 +43,10 @@ pub(crate) struct Param {
     ty: Type,
     allow_null: bool,
     allow_unknown: bool,
+    /// Only an argument that is itself unknown makes the result unknown,
+    /// as cty decides for every function: the implementation takes
+    /// collections holding unknowns apart structurally.
+    shallow_unknown: bool,
     allow_marked: bool,
 }
 
@@ -53,6 +57,7 @@ impl Param {
             ty,
             allow_null: false,
             allow_unknown: false,
+            shallow_unknown: false,
             allow_marked: false,
         }
     }
@@ -62,6 +67,12 @@ impl Param {
     }
     pub(crate) fn unknowns(mut self) -> Param {
         self.allow_unknown = true;
+        self
+    }
+    /// A collection argument the implementation takes apart element by
+    /// element, so unknown elements pass through (`lookup`, `concat`).
+    pub(crate) fn structural(mut self) -> Param {
+        self.shallow_unknown = true;
         self
     }
     /// The implementation sees the argument's sensitive marks and keeps
@@ -271,8 +282,8 @@ pub const NAMES: &[&str] = &[
     "zipmap",
 ];
 
-fn invalid_arg(param: &str, msg: &str) -> Diagnostic {
-    Diagnostic::new(
+fn invalid_arg(param: &str, msg: &str) -> EvalError {
+    EvalError::new(
         "Invalid function argument",
         format!("Invalid value for \"{param}\" parameter: {msg}."),
     )
@@ -309,10 +320,10 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
                 _ => format!("The function namespace \"{ns}\" is not valid. Provider function calls must use the \"provider::\" namespace prefix."),
             };
             return Err(
-                Diagnostic::new("Unknown provider function", detail).or_span(site.call.clone())
+                EvalError::new("Unknown provider function", detail).or_span(site.call.clone())
             );
         }
-        return Err(Diagnostic::new(
+        return Err(EvalError::new(
             "Call to unknown function",
             format!("There is no function named \"{name}\"."),
         )
@@ -320,7 +331,7 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
     };
     let n = f.params.len();
     if args.len() < n {
-        return Err(Diagnostic::new(
+        return Err(EvalError::new(
             "Not enough function arguments",
             format!(
                 "Function \"{name}\" expects {n} argument(s). Missing value for \"{}\".",
@@ -329,7 +340,7 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
         ));
     }
     if args.len() > n && f.variadic.is_none() {
-        return Err(Diagnostic::new(
+        return Err(EvalError::new(
             "Too many function arguments",
             format!("Function \"{name}\" expects only {n} argument(s)."),
         ));
@@ -352,7 +363,12 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
             sensitive |= arg.has_sensitive();
             arg.unmark_deep()
         };
-        if !arg.is_wholly_known() && !p.allow_unknown {
+        let known = if p.shallow_unknown {
+            arg.is_known()
+        } else {
+            arg.is_wholly_known()
+        };
+        if !known && !p.allow_unknown {
             unknown = true;
         }
         let arg =
@@ -376,7 +392,7 @@ pub(crate) fn call_at(name: &str, args: Vec<Value>, site: &CallSite) -> Result<V
             let index = f.params.iter().position(|p| p.name == param);
             Err(invalid_arg(param, detail).or_span(index.and_then(arg_at)))
         }
-        Err(msg) => Err(Diagnostic::new(
+        Err(msg) => Err(EvalError::new(
             "Error in function call",
             format!("Call to function \"{name}\" failed: {msg}."),
         )
@@ -443,12 +459,50 @@ mod tests {
 
     #[test]
     fn sensitive_argument_marks_result() {
-        let v = call(
-            "length",
-            vec![Value::tuple(vec![Value::int(1).with_sensitive(true)])],
-        )
-        .unwrap();
+        let v = call("upper", vec![Value::string("a").with_sensitive(true)]).unwrap();
         assert!(v.sensitive);
+        // A function that takes its argument apart keeps marks where they
+        // are, as terraform does.
+        let inner = Value::tuple(vec![Value::int(1).with_sensitive(true)]);
+        assert!(!call("length", vec![inner.clone()]).unwrap().sensitive);
+        assert!(
+            call("length", vec![inner.with_sensitive(true)])
+                .unwrap()
+                .sensitive
+        );
+    }
+
+    #[test]
+    fn collections_holding_unknowns_are_taken_apart_as_cty_does() {
+        let u = |t: Type| Value::unknown(t);
+        let int = |v: &Value| v.as_number().and_then(|n| n.to_i64());
+        let rule = Value::object(std::collections::BTreeMap::from([
+            ("port".to_string(), Value::int(80)),
+            ("source".to_string(), u(Type::String)),
+        ]));
+        let rules = Value::tuple(vec![rule.clone()]);
+        // The count of a list holding unknowns is known, and so is an
+        // element that is.
+        assert_eq!(int(&call("length", vec![rules.clone()]).unwrap()), Some(1));
+        let port = call("lookup", vec![rule.clone(), Value::string("port")]).unwrap();
+        assert_eq!(int(&port), Some(80));
+        let first = call("element", vec![rules.clone(), Value::int(0)]).unwrap();
+        assert!(first.is_known() && !first.is_wholly_known());
+        let both = call("concat", vec![rules.clone(), rules.clone()]).unwrap();
+        assert_eq!(both.elements().map(|e| e.len()), Some(2));
+        assert!(call("keys", vec![rule]).unwrap().is_wholly_known());
+        // A tuple's length is its type's, known or not; a set's unknowns
+        // may turn out equal, so its length waits.
+        let pair = u(Type::Tuple(vec![Type::String, Type::Number]));
+        assert_eq!(int(&call("length", vec![pair]).unwrap()), Some(2));
+        let list = u(Type::list(Type::String));
+        assert!(!call("length", vec![list]).unwrap().is_known());
+        let set = Value::set(Type::String, vec![u(Type::String), Value::string("a")]);
+        assert!(!call("length", vec![set]).unwrap().is_known());
+        // Functions that read every element still wait for all of them.
+        let parts = Value::tuple(vec![Value::string("a"), u(Type::String)]);
+        let joined = call("join", vec![Value::string(","), parts]).unwrap();
+        assert!(!joined.is_known());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `issensitive`, `ephemeralasnull`).
 
 use super::{arg_error, Func, Param};
-use crate::eval::diag::{Diagnostic, Result};
+use crate::eval::error::{EvalError, Result};
 use crate::value::convert::convert;
 use crate::value::{go_quote, Type, Value};
 
@@ -87,12 +87,12 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
 pub(super) fn marks(name: &str, args: Vec<Value>) -> Result<Value> {
     let [v]: [Value; 1] = args.try_into().map_err(|a: Vec<Value>| {
         if a.is_empty() {
-            Diagnostic::new(
+            EvalError::new(
                 "Not enough function arguments",
                 format!("Function \"{name}\" expects 1 argument(s). Missing value for \"value\"."),
             )
         } else {
-            Diagnostic::new(
+            EvalError::new(
                 "Too many function arguments",
                 format!("Function \"{name}\" expects only 1 argument(s)."),
             )

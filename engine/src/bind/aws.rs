@@ -1,0 +1,487 @@
+//! The aws family: the live system as one configuration of the aws provider
+//! sees it, beyond any one object. The tagging API's listing of the
+//! estate's objects, the provider's facts (account, region, partition),
+//! lookups and listings through data sources, and the import IDs the
+//! catalogue's templates and ARN patterns give: everything the engine knows
+//! of aws as a whole is here, read through the provider itself.
+//!
+//! A [`Lane`] lives for one plan and reads each listing and fact at most
+//! once, however many instances ask.
+
+use super::catalogue::{self, Identity, Listing, Source, Template};
+use super::import_read;
+use super::marker;
+use crate::provider::schema::Schema;
+use crate::provider::{Provider, ProviderError, ResourceState};
+use crate::record::Record;
+use crate::value::{Type, Value};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use tokio::sync::OnceCell;
+
+/// The provider type name of the aws family.
+pub const PROVIDER: &str = "aws";
+
+/// Whether a provider source address (`registry.terraform.io/hashicorp/aws`)
+/// is the aws provider.
+pub fn is_aws(source: &str) -> bool {
+    source == "hashicorp/aws" || source.ends_with("/hashicorp/aws")
+}
+
+/// One object the tagging API lists with the estate's marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub arn: String,
+    /// Its `tofu-address` marker, if it carries one.
+    pub address: Option<String>,
+}
+
+impl Listed {
+    /// The resource type its address marker names.
+    pub fn type_name(&self) -> Option<String> {
+        self.address
+            .as_deref()?
+            .parse::<crate::addr::ResourceInstanceAddr>()
+            .ok()
+            .map(|a| a.type_name)
+    }
+}
+
+/// One provider configuration's view of the live system, for a plan. For
+/// a provider other than aws it knows no listing, facts or markers: its
+/// types are all found by their records.
+pub struct Lane<P> {
+    provider: P,
+    estate: String,
+    aws: bool,
+    facts: [OnceCell<Option<String>>; 3],
+    tagged: OnceCell<Vec<Listed>>,
+    lists: RefCell<BTreeMap<String, Rc<OnceCell<Vec<String>>>>>,
+}
+
+impl<P: Provider + Clone> Lane<P> {
+    /// The lane of a provider configuration; `source` is the provider's
+    /// source address.
+    pub fn new(provider: P, estate: &str, source: &str) -> Lane<P> {
+        Lane {
+            provider,
+            estate: estate.to_string(),
+            aws: is_aws(source),
+            facts: Default::default(),
+            tagged: OnceCell::new(),
+            lists: RefCell::default(),
+        }
+    }
+
+    /// A handle on the provider, for calls of one's own.
+    pub fn provider(&self) -> P {
+        self.provider.clone()
+    }
+
+    pub fn estate(&self) -> &str {
+        &self.estate
+    }
+
+    /// The identity of a type of this provider.
+    pub fn identity(&self, type_name: &str) -> Identity {
+        let schema = self
+            .provider
+            .cached_schema()
+            .and_then(|s| s.resources.get(type_name));
+        identity(self.aws, type_name, schema)
+    }
+
+    /// Import then read, on a handle of its own.
+    pub async fn read(
+        &self,
+        type_name: &str,
+        id: &str,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        import_read(&mut self.provider(), type_name, id).await
+    }
+
+    /// Reads the object a record names, as terraform refreshes an object
+    /// from its state: the provider's read of what the record keeps (its
+    /// `id`, its arguments, the provider's private data). A record that
+    /// holds an import ID rather than the object's `id` is imported.
+    pub async fn refresh(
+        &self,
+        ident: &Identity,
+        record: &Record,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        let Some(id) = record.id.as_deref() else {
+            return Ok(None);
+        };
+        let schema = self
+            .provider
+            .cached_schema()
+            .and_then(|s| s.resources.get(&ident.type_name).cloned());
+        if let (Some(schema), true) = (schema, ident.generated()) {
+            let prior = ResourceState {
+                value: record.prior(&schema.block),
+                private: record.private_bytes(),
+            };
+            match self
+                .provider()
+                .read_resource(&ident.type_name, &prior)
+                .await
+            {
+                Ok(found) => return Ok(found),
+                Err(e) if super::is_not_found(&e) => return Ok(None),
+                Err(e) => {
+                    tracing::debug!(type_name = %ident.type_name, id, "read from the record failed, importing: {e}");
+                }
+            }
+        }
+        self.read(&ident.type_name, id).await
+    }
+
+    /// Reads an object by an ID taken from its ARN or a listing. For a
+    /// type the catalogue gives no ARN pattern, the ID is one of several
+    /// guesses, and a read that fails only means the guess was wrong.
+    pub async fn read_taken(
+        &self,
+        ident: &Identity,
+        id: &str,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        match self.read(&ident.type_name, id).await {
+            Err(e) if guesses(ident) => {
+                tracing::debug!(type_name = %ident.type_name, id, "not this object: {e}");
+                Ok(None)
+            }
+            other => other,
+        }
+    }
+
+    /// A provider fact (`account`, `region`, `partition`), read once.
+    pub async fn fact(&self, name: &str) -> Result<Option<String>, ProviderError> {
+        let (i, data_source, attr) = match name {
+            _ if !self.aws => return Ok(None),
+            "account" => (0, "aws_caller_identity", "account_id"),
+            "region" => (1, "aws_region", "name"),
+            "partition" => (2, "aws_partition", "partition"),
+            _ => return Ok(None),
+        };
+        self.facts[i]
+            .get_or_try_init(|| async {
+                let v = self.read_data(data_source, BTreeMap::new()).await?;
+                Ok(v.and_then(|v| v.get(attr).and_then(Value::as_str).map(str::to_string)))
+            })
+            .await
+            .cloned()
+    }
+
+    /// Reads a data source with the given arguments; `None` when the
+    /// provider has no such data source, or it finds nothing.
+    async fn read_data(
+        &self,
+        data_source: &str,
+        args: BTreeMap<String, Value>,
+    ) -> Result<Option<Value>, ProviderError> {
+        let Some(schema) = self
+            .provider
+            .cached_schema()
+            .and_then(|s| s.data_sources.get(data_source).cloned())
+        else {
+            return Ok(None);
+        };
+        let config = crate::value::convert::convert(
+            schema.block.value_with(args),
+            &schema.block.implied_type(),
+        )
+        .map_err(|e| ProviderError::Encode {
+            binary: data_source.into(),
+            method: "ReadDataSource",
+            reason: e.message,
+        })?;
+        match self.provider().read_data_source(data_source, &config).await {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if super::is_not_found(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The estate's objects as the tagging API lists them, read once.
+    pub async fn tagged(&self) -> Result<&[Listed], ProviderError> {
+        let listed = self
+            .tagged
+            .get_or_try_init(|| async {
+                if !self.aws {
+                    return Ok::<_, ProviderError>(Vec::new());
+                }
+                let filter = BTreeMap::from([
+                    ("key".to_string(), Value::string(marker::ESTATE_TAG)),
+                    (
+                        "values".to_string(),
+                        Value::set(Type::String, vec![Value::string(&self.estate)]),
+                    ),
+                ]);
+                let Some(filter_block) = self.provider.cached_schema().and_then(|s| {
+                    s.data_sources
+                        .get(TAGGING)
+                        .and_then(|d| d.block.block_types.get("tag_filter"))
+                        .map(|b| b.block.value_with(filter.clone()))
+                }) else {
+                    return Ok(Vec::new());
+                };
+                let v = self
+                    .read_data(
+                        TAGGING,
+                        BTreeMap::from([(
+                            "tag_filter".to_string(),
+                            Value::tuple(vec![filter_block]),
+                        )]),
+                    )
+                    .await?;
+                let mut out = Vec::new();
+                for m in v
+                    .as_ref()
+                    .and_then(|v| v.get("resource_tag_mapping_list"))
+                    .and_then(Value::elements)
+                    .unwrap_or_default()
+                {
+                    if let Some(arn) = m.get("resource_arn").and_then(Value::as_str) {
+                        let address = m
+                            .get("tags")
+                            .and_then(|t| t.get(marker::ADDRESS_TAG))
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
+                        out.push(Listed {
+                            arn: arn.to_string(),
+                            address,
+                        });
+                    }
+                }
+                Ok(out)
+            })
+            .await?;
+        Ok(listed)
+    }
+
+    /// Every element a type's listing data source answers, read once.
+    pub async fn listed(&self, listing: &Listing) -> Result<Vec<String>, ProviderError> {
+        let cell = self
+            .lists
+            .borrow_mut()
+            .entry(listing.data_source.clone())
+            .or_default()
+            .clone();
+        let out = cell
+            .get_or_try_init(|| async {
+                let v = self
+                    .read_data(&listing.data_source, BTreeMap::new())
+                    .await?;
+                Ok::<_, ProviderError>(
+                    v.as_ref()
+                        .and_then(|v| v.get(&listing.result))
+                        .and_then(Value::elements)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|e| e.as_str().map(str::to_string))
+                        .collect(),
+                )
+            })
+            .await?;
+        Ok(out.clone())
+    }
+
+    /// Fills a template from `get`, the provider's facts and the entry's
+    /// defaults; `None` while something it needs is unknown.
+    async fn fill(
+        &self,
+        ident: &Identity,
+        template: &Template,
+        get: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<String>, ProviderError> {
+        let mut known = BTreeMap::new();
+        for f in template.fields() {
+            let v = match f {
+                _ if catalogue::FACTS.contains(&f) => match get(f) {
+                    Some(v) => Some(v),
+                    None => self.fact(f).await?,
+                },
+                "arn" => match get("arn") {
+                    Some(v) => Some(v),
+                    None => match &ident.entry.arn {
+                        Some(arn) => Box::pin(self.fill(ident, arn, get)).await?,
+                        None => None,
+                    },
+                },
+                _ => ident.field(f, get),
+            };
+            let Some(v) = v else { return Ok(None) };
+            known.insert(f.to_string(), v);
+        }
+        Ok(template.fill(|f| known.get(f).cloned()))
+    }
+
+    /// The import ID of a declared instance from its configuration: the
+    /// entry's template or lookup; `None` while it is unknown, or for a
+    /// generated ID.
+    pub async fn id_from_config(
+        &self,
+        ident: &Identity,
+        config: &Value,
+    ) -> Result<Option<String>, ProviderError> {
+        let get = |a: &str| config.get(a).and_then(catalogue::attr_text);
+        self.id_from(ident, &get).await
+    }
+
+    /// The import ID from placeholder values (read out of an ARN, or an
+    /// element of a listing): the template or lookup over them, else their
+    /// `id`.
+    pub async fn id_from_fields(
+        &self,
+        ident: &Identity,
+        fields: &BTreeMap<String, String>,
+    ) -> Result<Option<String>, ProviderError> {
+        let get = |a: &str| fields.get(a).cloned();
+        match ident.source() {
+            Source::Generated => Ok(fields.get("id").cloned()),
+            _ => self.id_from(ident, &get).await,
+        }
+    }
+
+    async fn id_from(
+        &self,
+        ident: &Identity,
+        get: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<String>, ProviderError> {
+        match ident.source() {
+            Source::Generated => Ok(None),
+            Source::Template(t) => self.fill(ident, t, get).await,
+            Source::Lookup(l) => {
+                let mut args = BTreeMap::new();
+                for (name, t) in &l.args {
+                    match self.fill(ident, t, get).await? {
+                        Some(v) => args.insert(name.clone(), Value::string(v)),
+                        None => return Ok(None),
+                    };
+                }
+                Ok(self
+                    .read_data(&l.data_source, args)
+                    .await?
+                    .and_then(|v| v.get(&l.result).and_then(Value::as_str).map(str::to_string)))
+            }
+        }
+    }
+
+    /// The import IDs an ARN of the type may stand for: exactly one for a
+    /// type whose entry has an ARN pattern (none if the ARN is not of its
+    /// shape), else the candidates [`catalogue::id_candidates`] gives, each
+    /// to be confirmed by a read.
+    pub async fn ids_from_arn(
+        &self,
+        ident: &Identity,
+        arn: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        if guesses(ident) {
+            return Ok(catalogue::id_candidates(arn));
+        }
+        let Some(fields) = ident.read_arn(arn) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .id_from_fields(ident, &fields)
+            .await?
+            .into_iter()
+            .collect())
+    }
+
+    /// The import IDs of every object that may carry the marker of
+    /// `address`: those the tagging API lists at that address and, when
+    /// `scan` is set, every object of a type the tagging API omits (its
+    /// entry's `list`). Each is to be confirmed by a read of its markers.
+    pub async fn marked(
+        &self,
+        ident: &Identity,
+        address: &str,
+        scan: bool,
+    ) -> Result<Vec<String>, ProviderError> {
+        let mut ids = Vec::new();
+        for arn in self.marked_arns(address).await? {
+            ids.extend(self.ids_from_arn(ident, &arn).await?);
+        }
+        if let (true, Some(listing)) = (scan, &ident.entry.list) {
+            ids.extend(self.listing_ids(ident, listing).await?);
+        }
+        Ok(ids)
+    }
+
+    /// The ARNs the tagging API lists with the address marker `address`.
+    pub async fn marked_arns(&self, address: &str) -> Result<Vec<String>, ProviderError> {
+        Ok(self
+            .tagged()
+            .await?
+            .iter()
+            .filter(|l| l.address.as_deref() == Some(address))
+            .map(|l| l.arn.clone())
+            .collect())
+    }
+
+    /// The import ID of every object a type's listing data source names.
+    pub async fn listing_ids(
+        &self,
+        ident: &Identity,
+        listing: &Listing,
+    ) -> Result<Vec<String>, ProviderError> {
+        let mut ids = Vec::new();
+        for element in self.listed(listing).await? {
+            let fields = BTreeMap::from([(listing.fills.clone(), element)]);
+            ids.extend(self.id_from_fields(ident, &fields).await?);
+        }
+        Ok(ids)
+    }
+
+    /// The estate whose marker a part's parent carries, the parent named
+    /// by `handle` (its import ID, or its ARN).
+    pub async fn parent_estate(
+        &self,
+        parent_type: &str,
+        handle: &str,
+    ) -> Result<Option<String>, ProviderError> {
+        let parent = self.identity(parent_type);
+        let ids = if handle.starts_with("arn:") {
+            self.ids_from_arn(&parent, handle).await?
+        } else {
+            vec![handle.to_string()]
+        };
+        for id in ids.into_iter().filter(|i| !i.is_empty()) {
+            if let Some(s) = self.read_taken(&parent, &id).await? {
+                return Ok(match marker::owner(&s.value) {
+                    marker::Owner::Estate { estate, .. } => Some(estate),
+                    marker::Owner::Nobody => None,
+                });
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Whether the IDs an ARN gives a type are guesses, each to be confirmed by
+/// a read: the type's entry has no ARN pattern, and nothing in
+/// configuration names its objects.
+fn guesses(ident: &Identity) -> bool {
+    ident.entry.arn.is_none() && ident.generated()
+}
+
+/// The identity of a type of a provider, aws or not (`aws`), whose schema
+/// is `schema`: only the aws family writes markers into `tags`.
+pub fn identity(aws: bool, type_name: &str, schema: Option<&Schema>) -> Identity {
+    let tags = aws && schema.is_some_and(|s| s.block.attributes.contains_key("tags"));
+    Identity::of(type_name, tags)
+}
+
+/// The data source that reads the tagging API.
+const TAGGING: &str = "aws_resourcegroupstaggingapi_resources";
+
+/// A block that writes one tag of an object (`aws_dynamodb_tag`,
+/// `aws_ec2_tag`) never sets a marker: that would hand the object to an
+/// estate, or take it from one. The key it writes, if it is a marker's.
+pub fn writes_marker(config: &Value) -> Option<&str> {
+    config
+        .get("key")
+        .and_then(Value::as_str)
+        .filter(|k| *k == marker::ESTATE_TAG || *k == marker::ADDRESS_TAG)
+}

@@ -1,0 +1,150 @@
+//! The sweep: every live object that carries the estate's marker, or that
+//! the estate's records name, and that no declared instance bound. Each is
+//! read, and counts only if the read confirms it is the estate's; objects
+//! with no marker (made by a controller, or by the provider) are never
+//! swept.
+
+use super::aws::Lane;
+use super::catalogue::{Catalogue, Identity};
+use super::locate::is_ours;
+use super::marker::{self, Owner};
+use super::Held;
+use crate::provider::{Provider, ProviderError, ResourceState};
+use crate::record::Record;
+use crate::value::Value;
+use std::collections::BTreeSet;
+
+/// An object no declared instance bound.
+#[derive(Debug, Clone)]
+pub struct Orphan {
+    pub type_name: String,
+    pub id: String,
+    pub state: ResourceState,
+    /// The address its marker (or its record) names.
+    pub address: Option<String>,
+    pub ident: Identity,
+}
+
+/// The objects the lane finds by the estate's marker that declared
+/// instances did not bind (`bound`) and the sweep has not found yet
+/// (`swept`): those the tagging API lists, and for each type in `scan`
+/// whose objects the tagging API omits, every object of the type's own
+/// listing. What it finds is added to `swept`.
+pub async fn marked<P: Provider + Clone>(
+    lane: &Lane<P>,
+    scan: &BTreeSet<String>,
+    bound: &Held,
+    swept: &mut Held,
+) -> Result<Vec<Orphan>, ProviderError> {
+    let taken = |s: &Held, ty: &str, h: &str| bound.contains(ty, h) || s.contains(ty, h);
+    let mut candidates: Vec<(String, Vec<String>, Option<String>)> = Vec::new();
+    for listed in lane.tagged().await?.to_vec() {
+        // The address marker names the type; an object carrying none is
+        // known by the first catalogue ARN pattern it fits.
+        let type_name = listed.type_name().or_else(|| {
+            Catalogue::builtin()
+                .entries()
+                .find(|(_, e)| {
+                    e.arn
+                        .as_ref()
+                        .is_some_and(|p| p.read(&listed.arn).is_some())
+                })
+                .map(|(t, _)| t.to_string())
+        });
+        let Some(type_name) = type_name else { continue };
+        let ident = lane.identity(&type_name);
+        if !ident.is_tagged() || taken(swept, &type_name, &listed.arn) {
+            continue;
+        }
+        let ids = lane.ids_from_arn(&ident, &listed.arn).await?;
+        candidates.push((type_name, ids, listed.address.clone()));
+    }
+    for type_name in scan {
+        let ident = lane.identity(type_name);
+        let Some(listing) = &ident.entry.list else {
+            continue;
+        };
+        for id in lane.listing_ids(&ident, listing).await? {
+            candidates.push((type_name.clone(), vec![id], None));
+        }
+    }
+    let mut out = Vec::new();
+    for (type_name, ids, listed_address) in candidates {
+        if ids.iter().any(|id| taken(swept, &type_name, id)) {
+            continue;
+        }
+        let ident = lane.identity(&type_name);
+        for id in ids {
+            let Some(state) = lane.read_taken(&ident, &id).await? else {
+                continue;
+            };
+            let Owner::Estate { estate, address } = marker::owner(&state.value) else {
+                continue;
+            };
+            let arn = state.value.get("arn").and_then(Value::as_str);
+            if estate != lane.estate()
+                || (listed_address.is_some() && address != listed_address)
+                || arn.is_some_and(|a| taken(swept, &type_name, a))
+            {
+                continue;
+            }
+            swept.hold(&type_name, &id, &state.value);
+            out.push(Orphan {
+                type_name: type_name.clone(),
+                id,
+                state,
+                address,
+                ident: ident.clone(),
+            });
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// What a record of an instance no block declares comes to.
+#[derive(Debug, Clone)]
+pub enum Recorded {
+    /// Its object is still there, and the estate's: an orphan.
+    Orphan(Box<Orphan>),
+    /// Another address binds its object now (a rename): the record is stale.
+    Stale(String),
+}
+
+/// The objects records name whose instances no block declares, read and
+/// confirmed: an object a declared instance bound (`bound`) makes its
+/// record stale; one the sweep found already (`swept`) is left to that.
+pub async fn recorded<P: Provider + Clone>(
+    lane: &Lane<P>,
+    records: Vec<Record>,
+    bound: &Held,
+    swept: &mut Held,
+) -> Result<Vec<Recorded>, ProviderError> {
+    let mut out = Vec::new();
+    for r in records {
+        let Some(id) = r.id.clone() else { continue };
+        if bound.contains(&r.type_name, &id) {
+            out.push(Recorded::Stale(r.address.clone()));
+            continue;
+        }
+        if swept.contains(&r.type_name, &id) {
+            continue;
+        }
+        let ident = lane.identity(&r.type_name);
+        let Some(state) = lane.refresh(&ident, &r).await? else {
+            continue;
+        };
+        if ident.absent(&state.value) || !is_ours(lane.estate(), &ident, &state.value, None) {
+            continue;
+        }
+        swept.hold(&r.type_name, &id, &state.value);
+        out.push(Recorded::Orphan(Box::new(Orphan {
+            type_name: r.type_name.clone(),
+            id,
+            state,
+            address: Some(r.address.clone()),
+            ident,
+        })));
+    }
+    Ok(out)
+}

@@ -1,0 +1,331 @@
+//! `plan`, `apply` and `destroy`: a plan from the live system, shown, saved
+//! or approved and applied, under the estate's lock.
+
+use crate::report;
+use crate::PlanArgs;
+use engine::diag;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// What `run_plan` does after planning.
+pub(crate) enum Mode {
+    Plan {
+        detailed_exitcode: bool,
+        out: Option<std::path::PathBuf>,
+    },
+    Apply {
+        auto_approve: bool,
+        saved: Option<Box<(std::path::PathBuf, engine::saved::SavedPlan)>>,
+    },
+}
+
+/// `plan`, `apply` and `destroy`.
+pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
+    use engine::eval::inputs::CliInput;
+    use engine::provider::plugin::LaunchOptions;
+    use engine::workspace::Workspace;
+    let style = diag::Style::new(!args.no_color);
+    let mut cli: Vec<CliInput> = Vec::new();
+    // -var and -var-file keep their command-line order.
+    let raw: Vec<String> = std::env::args().collect();
+    let (mut vars, mut files) = (args.vars.iter(), args.var_files.iter());
+    for a in &raw {
+        if a == "-var" || a == "--var" || a.starts_with("-var=") || a.starts_with("--var=") {
+            if let Some(v) = vars.next() {
+                cli.push(CliInput::Var(v.clone()));
+            }
+        } else if a.starts_with("-var-file") || a.starts_with("--var-file") {
+            if let Some(f) = files.next() {
+                cli.push(CliInput::VarFile(f.clone()));
+            }
+        }
+    }
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return report(Err(e.into())),
+    };
+    let root = match std::env::current_dir() {
+        Ok(r) => r,
+        Err(e) => return report(Err(e.into())),
+    };
+    runtime.block_on(async {
+        let mut ws = match Workspace::open(&root, &cli, &env, LaunchOptions::from_env()).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                eprint!("{}", diag::render_all(&e.diagnostics, &e.sources, style));
+                return ExitCode::FAILURE;
+            }
+        };
+        let sources = ws.tree.sources();
+        let mut lock = None;
+        if matches!(mode, Mode::Apply { .. }) && args.lock != "false" {
+            match take_lock(&mut ws, args).await {
+                Ok(l) => lock = l,
+                Err(e) => {
+                    ws.sessions.close().await;
+                    return report(Err(e));
+                }
+            }
+        }
+        let code = plan_and_apply(&mut ws, args, mode, &root, &sources, style).await;
+        if let Some(l) = lock {
+            if let Err(e) = l.release().await {
+                eprintln!("\nError releasing the estate lock: {e}");
+            }
+        }
+        ws.sessions.close().await;
+        code
+    })
+}
+
+/// Takes the estate's lock in the live system (when the root uses the aws
+/// provider, where the lock lives).
+pub(crate) async fn take_lock(
+    ws: &mut engine::workspace::Workspace,
+    args: &PlanArgs,
+) -> anyhow::Result<Option<engine::lock::Lock>> {
+    if ws.sessions.schema("aws").is_none() {
+        return Ok(None);
+    }
+    let timeout = parse_duration(&args.lock_timeout)?;
+    engine::planner::configure_providers(&ws.tree.module, ws.vars.clone(), &mut ws.sessions)
+        .await
+        .map_err(|d| anyhow::anyhow!("{d}"))?;
+    let aws = engine::config::ProviderRef {
+        name: "aws".into(),
+        alias: None,
+    };
+    let provider = ws
+        .sessions
+        .get(&aws)
+        .await
+        .map_err(|d| anyhow::anyhow!("{d}"))?
+        .clone();
+    let operation = if args.destroy {
+        "OperationTypeDestroy"
+    } else {
+        "OperationTypeApply"
+    };
+    let estate = ws.settings.estate.clone();
+    let waiting = |holder: &engine::lock::Holder| {
+        println!(
+            "Estate \"{estate}\" is locked by another run: lock ID {}, {} by {} since {}. Waiting up to {} for it to finish...",
+            holder.id,
+            holder.operation,
+            holder.who,
+            holder.created,
+            args.lock_timeout
+        );
+    };
+    Ok(Some(
+        engine::lock::acquire(&provider, &estate, operation, timeout, waiting).await?,
+    ))
+}
+
+/// A duration as terraform writes them: `0s`, `30s`, `5m`, `1h`.
+pub(crate) fn parse_duration(text: &str) -> anyhow::Result<std::time::Duration> {
+    let (n, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = n
+        .parse()
+        .map_err(|_| anyhow::anyhow!("invalid duration {text:?}: use 0s, 30s, 5m or 1h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => anyhow::bail!("invalid duration {text:?}: use 0s, 30s, 5m or 1h"),
+    };
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+/// Plans, and for `apply` and `destroy`, applies.
+pub(crate) async fn plan_and_apply(
+    ws: &mut engine::workspace::Workspace,
+    args: &PlanArgs,
+    mode: Mode,
+    root: &std::path::Path,
+    sources: &diag::Sources,
+    style: diag::Style,
+) -> ExitCode {
+    {
+        let root = root.to_path_buf();
+        let sources = sources.clone();
+        let mut targets = Vec::new();
+        for t in &args.targets {
+            match t.parse::<engine::addr::Target>() {
+                Ok(a) => targets.push(a),
+                Err(e) => {
+                    eprintln!("Error: Invalid target {t:?}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        // A saved plan's apply keeps the instant the plan was made.
+        let plan_timestamp = match &mode {
+            Mode::Apply {
+                saved: Some(approved),
+                ..
+            } => approved.1.plan_timestamp.clone(),
+            _ => engine::eval::funcs::rfc3339_now(),
+        };
+        let req = engine::planner::Request {
+            tree: &ws.tree,
+            settings: &ws.settings,
+            vars: ws.vars.clone(),
+            destroy: args.destroy,
+            use_records: !args.no_records,
+            targets,
+            plan_timestamp,
+        };
+        let planned = match engine::planner::plan(&req, &mut ws.sessions, &ws.store).await {
+            Ok(p) => p,
+            Err(d) => {
+                eprint!("{}", diag::render_all(&d, &sources, style));
+                return ExitCode::FAILURE;
+            }
+        };
+        // Warnings follow the plan, as terraform prints them.
+        let warnings = diag::render_all(&planned.warnings, &sources, style);
+        if let Mode::Apply {
+            saved: Some(approved),
+            ..
+        } = &mode
+        {
+            eprint!("{warnings}");
+            let (path, saved) = approved.as_ref();
+            if let Err(e) = saved.check_origin(path, &ws.settings.estate, &root, &ws.vars) {
+                return report(Err(e.into()));
+            }
+            let moved = saved.moved(&engine::saved::digests(&planned));
+            if !moved.is_empty() {
+                eprintln!("\nError: The approved plan no longer matches the live system\n");
+                eprintln!("Since {} was made, these changed in the live system or in what applying would do:", path.display());
+                for m in &moved {
+                    eprintln!("  - {m}");
+                }
+                eprintln!("\nNothing was applied. Make and review a new plan.");
+                return ExitCode::from(3);
+            }
+        } else {
+            print!(
+                "{}",
+                engine::plan::render::human(&planned.plan, !args.no_color)
+            );
+            eprint!("{warnings}");
+        }
+        let code = match mode {
+            Mode::Plan {
+                detailed_exitcode,
+                out,
+            } => {
+                if let Some(out) = out {
+                    let text = engine::plan::render::human(&planned.plan, false);
+                    let saved = engine::saved::SavedPlan::new(
+                        &planned,
+                        &ws.settings.estate,
+                        &root,
+                        &ws.vars,
+                        args.destroy,
+                        &req.plan_timestamp,
+                        text,
+                    );
+                    if let Err(e) = saved.write(&out) {
+                        return report(Err(e.into()));
+                    }
+                    println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run the following command to apply:\n    choudoufu apply \"{}\"", out.display(), out.display());
+                }
+                if detailed_exitcode && planned.plan.has_changes() {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            Mode::Apply {
+                auto_approve,
+                saved,
+            } => {
+                let auto_approve = auto_approve || saved.is_some();
+                // With no changes there is nothing to approve; the walk still
+                // writes any record that is missing.
+                if planned.plan.has_changes() && !auto_approve {
+                    if !approved(args.destroy) {
+                        println!("\nApply cancelled.");
+                        return ExitCode::FAILURE;
+                    }
+                    // A blank line after the answer, as terraform leaves;
+                    // without a prompt the progress follows the plan.
+                    println!();
+                }
+                let mut progress = |line: String| println!("{line}");
+                match engine::apply::apply(
+                    &req,
+                    &planned,
+                    &mut ws.sessions,
+                    &ws.store,
+                    &mut progress,
+                    args.parallelism,
+                )
+                .await
+                {
+                    Ok(done) => {
+                        println!("\n{}", apply_complete(&done, args.destroy, !args.no_color));
+                        if !args.destroy {
+                            print!("{}", done.outputs_text(&ws.tree.module));
+                        }
+                        ExitCode::SUCCESS
+                    }
+                    Err((done, d)) => {
+                        eprint!("{}", diag::render_all(&d, &sources, style));
+                        eprintln!(
+                            "\nApplied before the error: {} added, {} changed, {} destroyed; each is recorded, and the next plan proposes exactly the rest.",
+                            done.added, done.changed, done.destroyed
+                        );
+                        ExitCode::FAILURE
+                    }
+                }
+            }
+        };
+        code
+    }
+}
+
+/// terraform's approval prompt; only "yes" approves.
+pub(crate) fn approved(destroy: bool) -> bool {
+    if destroy {
+        println!("\nDo you really want to destroy all resources?\n  Terraform will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.\n");
+    } else {
+        println!("\nDo you want to perform these actions?\n  Terraform will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n");
+    }
+    print!("  Enter a value: ");
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().read_line(&mut answer);
+    answer.trim() == "yes"
+}
+
+/// terraform's closing line of an apply.
+pub(crate) fn apply_complete(done: &engine::apply::Applied, destroy: bool, color: bool) -> String {
+    let text = if destroy {
+        format!("Destroy complete! Resources: {} destroyed.", done.destroyed)
+    } else {
+        let imported = match done.imported {
+            0 => String::new(),
+            n => format!("{n} imported, "),
+        };
+        format!(
+            "Apply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
+            done.added, done.changed, done.destroyed
+        )
+    };
+    if color {
+        format!("\x1b[0m\x1b[1m\x1b[32m{text}\x1b[0m")
+    } else {
+        text
+    }
+}

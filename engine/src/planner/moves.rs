@@ -1,0 +1,186 @@
+//! `moved` and `import` blocks: whether a marker's old address is a rename
+//! this configuration declares, and the ID an `import` block names an
+//! instance's object by.
+
+use super::Planner;
+use crate::addr::{ModuleStep, ResourceInstanceAddr};
+use crate::config::Module;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::eval::module::{expansion, Instance};
+use hcl_edit::expr::{Expression, TraversalOperator};
+
+impl<P> Planner<'_, '_, P> {
+    /// The ID of the root's `import` block for `addr`, evaluated: `None`
+    /// when no import block names it (import blocks live in the root
+    /// module only).
+    pub(super) fn import_id(
+        &self,
+        addr: &ResourceInstanceAddr,
+    ) -> Result<Option<String>, Diagnostics> {
+        if !self.here.is_empty() {
+            return Ok(None);
+        }
+        for import in &self.module().imports {
+            let instances = match &import.for_each {
+                None => vec![(None, Instance::default())],
+                Some(_) => {
+                    expansion(self.values(), None, import.for_each.as_ref(), false)?.instances()
+                }
+            };
+            for (_, instance) in instances {
+                if self.import_to(&import.to, &instance)?.as_ref() != Some(addr) {
+                    continue;
+                }
+                let id = self.values().eval(&import.id, &instance)?;
+                return match id.as_str() {
+                    Some(s) if id.is_known() && !s.is_empty() => Ok(Some(s.to_string())),
+                    _ => Err(Diagnostic::error(
+                        "Invalid import id argument",
+                        "The import block \"id\" argument must be a non-empty string known before apply, from literals, variables and locals.",
+                    )
+                    .at(import.range.clone())
+                    .about(addr.to_string())
+                    .into()),
+                };
+            }
+        }
+        Ok(None)
+    }
+
+    /// The instance an import block's `to` names, its index expressions
+    /// (`aws_ssm_parameter.p[each.key]`) evaluated for one instance of the
+    /// block's `for_each`.
+    fn import_to(
+        &self,
+        to: &crate::config::Expr,
+        instance: &Instance,
+    ) -> Result<Option<ResourceInstanceAddr>, Diagnostics> {
+        let Expression::Traversal(t) = &to.expr else {
+            return Ok(expr_text(to).parse().ok());
+        };
+        let Expression::Variable(root) = &t.expr else {
+            return Ok(None);
+        };
+        let mut text = root.as_str().to_string();
+        for op in &t.operators {
+            match op.value() {
+                TraversalOperator::GetAttr(a) => {
+                    text.push('.');
+                    text.push_str(a.as_str());
+                }
+                TraversalOperator::LegacyIndex(n) => text.push_str(&format!("[{}]", n.value())),
+                TraversalOperator::Index(e) => {
+                    let key = crate::config::Expr {
+                        expr: e.clone(),
+                        file: to.file.clone(),
+                    };
+                    let v = self.values().eval(&key, instance)?;
+                    match (v.as_str(), v.as_number().and_then(|n| n.to_i64())) {
+                        (Some(s), _) => text.push_str(&format!("[{}]", serde_json::json!(s))),
+                        (_, Some(n)) => text.push_str(&format!("[{n}]")),
+                        _ => return Ok(None),
+                    }
+                }
+                _ => return Ok(None),
+            }
+        }
+        Ok(text.parse().ok())
+    }
+
+    /// Whether a `moved` block renames `old` to `new`: one of this module's
+    /// (its addresses within each instance of it), or one of the root's.
+    pub(super) fn moved(&self, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
+        moved_from(self.module(), &self.here, old, new)
+            || (!self.here.is_empty() && moved_from(&self.req.tree.module, &[], old, new))
+    }
+}
+
+/// Whether a `moved` block of `module` renames `old` to `new` (whole
+/// resources or single instances), its addresses taken within the module
+/// instance `within`.
+fn moved_from(
+    module: &Module,
+    within: &[ModuleStep],
+    old: &ResourceInstanceAddr,
+    new: &ResourceInstanceAddr,
+) -> bool {
+    let text = expr_text;
+    let strip = |a: &ResourceInstanceAddr| ResourceInstanceAddr {
+        key: None,
+        ..a.clone()
+    };
+    module.moved.iter().any(|m| {
+        let (Ok(from), Ok(to)) = (
+            text(&m.from).parse::<ResourceInstanceAddr>(),
+            text(&m.to).parse::<ResourceInstanceAddr>(),
+        ) else {
+            return false;
+        };
+        let inside = |a: ResourceInstanceAddr| ResourceInstanceAddr {
+            module: within.iter().cloned().chain(a.module).collect(),
+            ..a
+        };
+        let (from, to) = (inside(from), inside(to));
+        (from == *old && to == *new)
+            || (from.key.is_none()
+                && to.key.is_none()
+                && from == strip(old)
+                && to == strip(new)
+                && old.key == new.key)
+    })
+}
+
+/// An expression as its source spells it: an address in a `moved` or
+/// `import` block.
+fn expr_text(e: &crate::config::Expr) -> String {
+    let span = crate::config::span_of(&e.expr);
+    e.file
+        .text()
+        .get(span)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moved_block_in_a_module_renames_within_each_instance_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "moved {\n  from = aws_sqs_queue.old\n  to   = aws_sqs_queue.new\n}\n",
+        )
+        .unwrap();
+        let (module, d) = crate::config::load(dir.path());
+        assert!(!d.has_errors(), "{d}");
+        let addr = |s: &str| s.parse::<ResourceInstanceAddr>().unwrap();
+        let within = addr("module.app[\"a\"].aws_sqs_queue.x").module;
+        assert!(moved_from(
+            &module,
+            &within,
+            &addr("module.app[\"a\"].aws_sqs_queue.old"),
+            &addr("module.app[\"a\"].aws_sqs_queue.new"),
+        ));
+        assert!(!moved_from(
+            &module,
+            &within,
+            &addr("module.app[\"b\"].aws_sqs_queue.old"),
+            &addr("module.app[\"a\"].aws_sqs_queue.new"),
+        ));
+        assert!(!moved_from(
+            &module,
+            &within,
+            &addr("aws_sqs_queue.old"),
+            &addr("aws_sqs_queue.new"),
+        ));
+        assert!(moved_from(
+            &module,
+            &[],
+            &addr("aws_sqs_queue.old[1]"),
+            &addr("aws_sqs_queue.new[1]"),
+        ));
+    }
+}

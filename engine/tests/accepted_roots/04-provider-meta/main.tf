@@ -1,0 +1,4 @@
+module "queue" {
+  source = "./modules/queue"
+  name   = "meta"
+}

@@ -1,0 +1,7 @@
+variable "n" {
+  default = 1
+}
+
+resource "aws_sqs_queue" "q" {
+  name = "q"
+}

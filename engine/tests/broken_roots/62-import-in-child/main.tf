@@ -1,0 +1,3 @@
+module "queue" {
+  source = "./modules/queue"
+}

@@ -1,0 +1,145 @@
+//! The identity catalogue against the real aws provider's schema: every
+//! attribute, data source and parent an entry names exists, and every type
+//! an entry says a live test proves is declared by that test's root.
+
+use engine::bind::catalogue::{Catalogue, Entry, FACTS};
+use engine::provider::cache::SchemaCache;
+use engine::provider::load_schema;
+use engine::provider::plugin::LaunchOptions;
+use engine::provider::schema::{ProviderSchema, Schema};
+use std::path::Path;
+
+use crate::support::aws_binary;
+
+/// The roots the live round-trip tests run, by name.
+pub fn roots_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalogue")
+}
+
+/// What is wrong with one entry, against the type's schema.
+fn problems(name: &str, e: &Entry, schema: &ProviderSchema) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(ty) = schema.resources.get(name) else {
+        return vec![format!("{name}: the provider has no such resource type")];
+    };
+    let has = |s: &Schema, a: &str| {
+        s.block.attributes.contains_key(a) || s.block.block_types.contains_key(a)
+    };
+    let placeholder = |what: &str, f: &str, out: &mut Vec<String>| {
+        if !(FACTS.contains(&f) || f == "arn" || has(ty, f)) {
+            out.push(format!(
+                "{name}: {what} names {{{f}}}, which is no attribute of it"
+            ));
+        }
+    };
+    for t in [&e.id, &e.arn].into_iter().flatten() {
+        for f in t.fields() {
+            placeholder("a template", f, &mut out);
+        }
+    }
+    for f in e.defaults.keys() {
+        placeholder("defaults", f, &mut out);
+    }
+    for a in &e.config_only {
+        if !has(ty, a) {
+            out.push(format!(
+                "{name}: config_only names {a}, which is no attribute of it"
+            ));
+        }
+    }
+    if let Some(p) = &e.parent {
+        if !has(ty, &p.attr) {
+            out.push(format!(
+                "{name}: its parent attribute {} is no attribute of it",
+                p.attr
+            ));
+        }
+        if !schema.resources.contains_key(&p.type_name) {
+            out.push(format!(
+                "{name}: its parent type {} does not exist",
+                p.type_name
+            ));
+        }
+    }
+    if let Some(l) = &e.lookup {
+        match schema.data_sources.get(&l.data_source) {
+            None => out.push(format!(
+                "{name}: lookup data source {} does not exist",
+                l.data_source
+            )),
+            Some(ds) => {
+                for (arg, t) in &l.args {
+                    if !has(ds, arg) {
+                        out.push(format!("{name}: {} has no argument {arg}", l.data_source));
+                    }
+                    for f in t.fields() {
+                        placeholder("a lookup argument", f, &mut out);
+                    }
+                }
+                if !has(ds, &l.result) {
+                    out.push(format!(
+                        "{name}: {} has no attribute {}",
+                        l.data_source, l.result
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(l) = &e.list {
+        match schema.data_sources.get(&l.data_source) {
+            None => out.push(format!(
+                "{name}: list data source {} does not exist",
+                l.data_source
+            )),
+            Some(ds) if !has(ds, &l.result) => out.push(format!(
+                "{name}: {} has no attribute {}",
+                l.data_source, l.result
+            )),
+            Some(_) => placeholder("list", &l.fills, &mut out),
+        }
+    }
+    if let Some(a) = &e.absent_if {
+        let first = a.attr.split('.').next().unwrap_or_default();
+        if !has(ty, first) {
+            out.push(format!(
+                "{name}: absent_if reads {first}, which is no attribute of it"
+            ));
+        }
+    }
+    if let Some(root) = &e.proven {
+        let dir = roots_dir().join(root);
+        let declares = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|f| {
+                std::fs::read_to_string(f.path())
+                    .is_ok_and(|t| t.contains(&format!("resource \"{name}\"")))
+            });
+        if !declares {
+            out.push(format!(
+                "{name}: proven by {root}, but no .tf file in {} declares it",
+                dir.display()
+            ));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_catalogue_names_only_what_the_provider_schema_has() {
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = SchemaCache::new(cache_dir.path().to_path_buf());
+    let schema = load_schema(&aws_binary(), Some(&cache), &LaunchOptions::from_env())
+        .await
+        .unwrap();
+    let catalogue = Catalogue::builtin();
+    let mut all = Vec::new();
+    let mut count = 0;
+    for (name, e) in catalogue.entries() {
+        count += 1;
+        all.extend(problems(name, e, &schema));
+    }
+    assert!(all.is_empty(), "catalogue.toml:\n{}", all.join("\n"));
+    eprintln!("{count} catalogue entries checked against the aws provider's schema");
+}

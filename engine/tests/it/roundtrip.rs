@@ -1,0 +1,505 @@
+//! The catalogue's proofs: each root under `tests/fixtures/catalogue/`
+//! through its life on one moto, with stock terraform as the oracle.
+//!
+//! Stock terraform creates the root; `choudoufu migrate` stamps or records
+//! every instance of its state; the engine's plan from the live system
+//! binds everything with no change (and, without the record store, proposes
+//! creating only the instances nothing but a record finds); the
+//! out-of-band changes of the root's `drift.toml`, made with the AWS CLI,
+//! are planned by the engine as stock plans them; the engine's apply
+//! reconverges and its destroy leaves nothing that carries the marker, which
+//! stock's own refresh confirms by proposing to create every instance again.
+//!
+//! Stock's working directory ignores the marker tags (the provider's
+//! `ignore_tags`), so its plans compare with the engine's.
+
+use crate::support::{flat, text, venv_bin, Moto, Workdir};
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn root_dir(name: &str) -> PathBuf {
+    crate::catalogue::roots_dir().join(name)
+}
+
+/// The provider configuration pointing every service the provider knows
+/// at `endpoint`, with fake credentials; `ignore_markers` adds the markers
+/// to the provider's `ignore_tags`, for stock's directory.
+fn override_file(endpoint: &str, services: &[String], ignore_markers: bool) -> String {
+    let endpoints: String = services
+        .iter()
+        .map(|s| format!("    {s} = \"{endpoint}\"\n"))
+        .collect();
+    let ignore = match ignore_markers {
+        true => "  ignore_tags {\n    keys = [\"tofu-estate\", \"tofu-address\"]\n  }\n",
+        false => "",
+    };
+    format!(
+        "provider \"aws\" {{\n  region                      = \"us-east-1\"\n  access_key                  = \"test\"\n  secret_key                  = \"test\"\n  skip_credentials_validation = true\n  skip_metadata_api_check     = true\n  skip_requesting_account_id  = true\n  s3_use_path_style           = true\n{ignore}  endpoints {{\n{endpoints}  }}\n}}\n"
+    )
+}
+
+/// Every endpoint name of the provider's `endpoints` block but the
+/// aliases terraform warns about (`cloudwatchevents` beside `events`).
+fn services() -> Vec<String> {
+    let schema: Json = serde_json::from_slice(&std::fs::read(schema_json()).unwrap()).unwrap();
+    let attrs = &schema["provider_schemas"]["registry.terraform.io/hashicorp/aws"]["provider"]
+        ["block"]["block_types"]["endpoints"]["block"]["attributes"];
+    let aliases: BTreeSet<&str> = ALIASES
+        .iter()
+        .flat_map(|group| group.iter().skip(1).copied())
+        .collect();
+    attrs
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| !aliases.contains(k.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// The provider's endpoint names that name one service, first name kept.
+const ALIASES: &[&[&str]] = &[
+    &["amp", "prometheus", "prometheusservice"],
+    &["appautoscaling", "applicationautoscaling"],
+    &["appintegrations", "appintegrationsservice"],
+    &["ce", "costexplorer"],
+    &["cloudcontrol", "cloudcontrolapi"],
+    &["cloudhsmv2", "cloudhsm"],
+    &["cognitoidp", "cognitoidentityprovider"],
+    &["configservice", "config"],
+    &["cur", "costandusagereportservice"],
+    &["databrew", "gluedatabrew"],
+    &["deploy", "codedeploy"],
+    &["dms", "databasemigration", "databasemigrationservice"],
+    &["ds", "directoryservice"],
+    &["elasticbeanstalk", "beanstalk"],
+    &["elasticsearch", "es", "elasticsearchservice"],
+    &["elb", "elasticloadbalancing"],
+    &["elbv2", "elasticloadbalancingv2"],
+    &["events", "eventbridge", "cloudwatchevents"],
+    &["evidently", "cloudwatchevidently"],
+    &["grafana", "managedgrafana", "amg"],
+    &["inspector2", "inspectorv2"],
+    &["kafka", "msk"],
+    &[
+        "lexmodels",
+        "lexmodelbuilding",
+        "lexmodelbuildingservice",
+        "lex",
+    ],
+    &["lexv2models", "lexmodelsv2"],
+    &["location", "locationservice"],
+    &["logs", "cloudwatchlog", "cloudwatchlogs"],
+    &["oam", "cloudwatchobservabilityaccessmanager"],
+    &["opensearch", "opensearchservice"],
+    &["osis", "opensearchingestion"],
+    &["rbin", "recyclebin"],
+    &["redshiftdata", "redshiftdataapiservice"],
+    &["resourcegroupstaggingapi", "resourcegroupstagging"],
+    &["rum", "cloudwatchrum"],
+    &["s3", "s3api"],
+    &[
+        "serverlessrepo",
+        "serverlessapprepo",
+        "serverlessapplicationrepository",
+    ],
+    &["servicecatalogappregistry", "appregistry"],
+    &["sfn", "stepfunctions"],
+    &["simpledb", "sdb"],
+    &["transcribe", "transcribeservice"],
+];
+
+/// The aws provider's schema as `choudoufu providers schema -json` prints
+/// it, made once per test process.
+fn schema_json() -> PathBuf {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let w = Workdir::new();
+        crate::support::aws_root(w.dir.path());
+        let out = w.run(
+            Path::new(env!("CARGO_BIN_EXE_choudoufu")),
+            &["providers", "schema", "-json"],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let path =
+            std::env::temp_dir().join(format!("roundtrip-schema-{}.json", std::process::id()));
+        std::fs::write(&path, &out.stdout).unwrap();
+        path
+    })
+    .clone()
+}
+
+/// Copies a root's files (not its subdirectories' state) into `to`.
+fn copy_root(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let path = e.path();
+        let name = e.file_name();
+        if path.is_dir() {
+            std::fs::create_dir_all(to.join(&name)).unwrap();
+            copy_root(&path, &to.join(&name));
+        } else if name != "drift.toml" {
+            std::fs::copy(&path, to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// One out-of-band change of `drift.toml`.
+#[derive(Debug, serde::Deserialize)]
+struct Drift {
+    address: String,
+    /// The AWS CLI's arguments, `{attr}` filled from the instance's state.
+    args: Vec<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct DriftFile {
+    /// Taggable types whose objects moto's tagging API does not list, so
+    /// that only their records find them on moto.
+    #[serde(default)]
+    unlisted: Vec<String>,
+    #[serde(default)]
+    change: Vec<Drift>,
+}
+
+/// Every managed instance of a state file, by address, with its attributes.
+fn instances(state: &Json) -> BTreeMap<String, Json> {
+    let mut out = BTreeMap::new();
+    for r in state["resources"].as_array().into_iter().flatten() {
+        if r["mode"] != "managed" {
+            continue;
+        }
+        let base = match r["module"].as_str() {
+            Some(m) => format!(
+                "{m}.{}.{}",
+                r["type"].as_str().unwrap(),
+                r["name"].as_str().unwrap()
+            ),
+            None => format!(
+                "{}.{}",
+                r["type"].as_str().unwrap(),
+                r["name"].as_str().unwrap()
+            ),
+        };
+        for i in r["instances"].as_array().into_iter().flatten() {
+            let addr = match &i["index_key"] {
+                Json::Number(n) => format!("{base}[{n}]"),
+                Json::String(s) => format!("{base}[{}]", Json::String(s.clone())),
+                _ => base.clone(),
+            };
+            out.insert(addr, i["attributes"].clone());
+        }
+    }
+    out
+}
+
+/// A plan's changes other than no-ops: address to its actions and the
+/// top-level attributes that change (or become unknown).
+fn changes(show_json: &[u8]) -> BTreeMap<String, (Vec<String>, BTreeSet<String>)> {
+    let doc: Json = serde_json::from_slice(show_json).unwrap_or_else(|e| {
+        panic!(
+            "show -json printed no JSON ({e}): {}",
+            String::from_utf8_lossy(show_json)
+        )
+    });
+    let mut out = BTreeMap::new();
+    for rc in doc["resource_changes"].as_array().into_iter().flatten() {
+        let c = &rc["change"];
+        let actions: Vec<String> = c["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        if actions == ["no-op"] || actions == ["read"] {
+            continue;
+        }
+        let mut attrs = BTreeSet::new();
+        let keys: BTreeSet<&String> = [&c["before"], &c["after"]]
+            .into_iter()
+            .filter_map(Json::as_object)
+            .flat_map(|o| o.keys())
+            .collect();
+        for k in keys {
+            let unknown = c["after_unknown"][k.as_str()] == Json::Bool(true);
+            if unknown || c["before"].get(k) != c["after"].get(k) {
+                attrs.insert(k.clone());
+            }
+        }
+        let addr = rc["address"].as_str().unwrap().to_string();
+        out.insert(addr, (actions, attrs));
+    }
+    out
+}
+
+fn ok(o: &Output, what: &str) {
+    assert!(o.status.success(), "{what} failed:\n{}", text(o));
+}
+
+/// Runs the AWS CLI against the moto at `endpoint`.
+fn aws(moto: &Moto, args: &[String]) -> Output {
+    std::process::Command::new(venv_bin("aws"))
+        .args(args)
+        .args(["--endpoint-url", &moto.endpoint, "--output", "json"])
+        .env_clear()
+        .env("HOME", std::env::temp_dir())
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .output()
+        .unwrap()
+}
+
+/// Fills `{attr}` in one CLI argument from an instance's attributes.
+fn fill(arg: &str, attrs: &Json) -> String {
+    let mut out = String::new();
+    let mut rest = arg;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        let name = &rest[open + 1..open + close];
+        match attrs.get(name) {
+            Some(Json::String(s)) => out.push_str(s),
+            Some(v) if !v.is_null() => out.push_str(&v.to_string()),
+            _ => panic!("drift argument {arg:?}: the instance has no attribute {name}"),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The families of the root's types, as `providers identity -json` says.
+fn families(w: &Workdir) -> BTreeMap<String, Json> {
+    let out = w.run(
+        Path::new(env!("CARGO_BIN_EXE_choudoufu")),
+        &["providers", "identity", "-json"],
+    );
+    ok(&out, "providers identity");
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    doc["provider_identities"]["registry.terraform.io/hashicorp/aws"]
+        .as_object()
+        .unwrap()
+        .clone()
+        .into_iter()
+        .collect()
+}
+
+fn round_trip(name: &str) {
+    let root = root_dir(name);
+    let estate = format!("rt-{}", name.replace('_', "-"));
+    let moto = Moto::start();
+    let services = services();
+    let tf = crate::support::terraform();
+
+    // Stock terraform creates the root.
+    let stock = Workdir::new();
+    copy_root(&root, stock.dir.path());
+    std::fs::write(
+        stock.dir.path().join("zz_moto.tf"),
+        override_file(&moto.endpoint, &services, true),
+    )
+    .unwrap();
+    ok(
+        &stock.run(&tf, &["init", "-input=false", "-no-color"]),
+        "terraform init",
+    );
+    let started = std::time::Instant::now();
+    ok(
+        &stock.run(
+            &tf,
+            &["apply", "-auto-approve", "-input=false", "-no-color"],
+        ),
+        "terraform apply",
+    );
+    eprintln!("{name}: stock apply {:?}", started.elapsed());
+    let state_path = stock.dir.path().join("terraform.tfstate");
+    let state: Json = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    let all = instances(&state);
+
+    // The engine's directory: the same root, its estate, no marker ignored.
+    let ours = Workdir::new();
+    copy_root(&root, ours.dir.path());
+    std::fs::write(
+        ours.dir.path().join("zz_moto.tf"),
+        override_file(&moto.endpoint, &services, false),
+    )
+    .unwrap();
+    crate::support::write_live(ours.dir.path(), &estate);
+    ok(&ours.engine(&["init", "-input=false"]), "choudoufu init");
+    let family = families(&ours);
+
+    // migrate takes every instance.
+    let state_arg = state_path.display().to_string();
+    let migrated = ours.engine(&["migrate", "-state", &state_arg]);
+    ok(&migrated, "choudoufu migrate");
+    let m = text(&migrated);
+    assert!(
+        flat(&m).contains(" 0 failed, 0 skipped."),
+        "migrate left instances out:\n{m}"
+    );
+
+    let drift: DriftFile =
+        toml::from_str(&std::fs::read_to_string(root.join("drift.toml")).unwrap()).unwrap();
+
+    // The plan from the live system binds everything, changing nothing.
+    let plan = ours.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(
+        plan.status.code(),
+        Some(0),
+        "the replan proposes changes:\n{}",
+        text(&plan)
+    );
+    // It says how it found each instance of a type outside the catalogue.
+    for addr in all.keys() {
+        let ty = addr
+            .parse::<engine::addr::ResourceInstanceAddr>()
+            .unwrap()
+            .type_name;
+        if family[&ty]["catalogued"] == false {
+            assert!(
+                text(&plan).contains(&format!("  - {addr}: found by ")),
+                "the plan does not say how it found {addr}:\n{}",
+                text(&plan)
+            );
+        }
+    }
+    // Without the record store only what nothing but a record finds is new.
+    let bare = ours.engine(&["plan", "-no-records", "-out", "bare.plan"]);
+    assert!(bare.status.success(), "{}", text(&bare));
+    let shown = ours.engine(&["show", "-json", "bare.plan"]);
+    for (addr, (actions, _)) in changes(&shown.stdout) {
+        let ty = addr
+            .parse::<engine::addr::ResourceInstanceAddr>()
+            .unwrap()
+            .type_name;
+        let f = &family[&ty];
+        let record_only = f["family"] != "tagged" && f["found_by"] == "its record only";
+        let unlisted = drift.unlisted.contains(&ty);
+        assert!(
+            actions == ["create"] && (record_only || unlisted),
+            "without records the plan proposes {actions:?} for {addr} ({f})"
+        );
+    }
+    let stock_plan = stock.run(&tf, &["plan", "-detailed-exitcode", "-no-color"]);
+    assert_eq!(
+        stock_plan.status.code(),
+        Some(0),
+        "after migrate stock's plan proposes changes:\n{}",
+        text(&stock_plan)
+    );
+
+    // Out-of-band changes, planned alike.
+    for d in &drift.change {
+        let attrs = all.get(&d.address).unwrap_or_else(|| {
+            panic!("drift.toml names {}, which stock did not create", d.address)
+        });
+        let args: Vec<String> = d.args.iter().map(|a| fill(a, attrs)).collect();
+        let out = aws(&moto, &args);
+        assert!(out.status.success(), "aws {args:?}:\n{}", text(&out));
+    }
+    ok(
+        &stock.run(&tf, &["plan", "-out=stock.plan", "-no-color"]),
+        "terraform plan",
+    );
+    let theirs = changes(&stock.run(&tf, &["show", "-json", "stock.plan"]).stdout);
+    ok(
+        &ours.engine(&["plan", "-out", "drift.plan"]),
+        "choudoufu plan",
+    );
+    let mine = changes(&ours.engine(&["show", "-json", "drift.plan"]).stdout);
+    for d in &drift.change {
+        assert!(
+            theirs.contains_key(&d.address),
+            "stock plans nothing for {} after its drift: drift.toml's change has no effect",
+            d.address
+        );
+    }
+    assert_eq!(
+        mine, theirs,
+        "the engine plans the drift otherwise than stock"
+    );
+
+    // The engine reconverges; both then plan nothing.
+    ok(&ours.engine(&["apply", "-auto-approve"]), "choudoufu apply");
+    let replan = ours.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+    let stock_replan = stock.run(&tf, &["plan", "-detailed-exitcode", "-no-color"]);
+    assert_eq!(
+        stock_replan.status.code(),
+        Some(0),
+        "{}",
+        text(&stock_replan)
+    );
+
+    // The engine's destroy leaves nothing of the estate.
+    ok(
+        &ours.engine(&["destroy", "-auto-approve"]),
+        "choudoufu destroy",
+    );
+    let left = aws(
+        &moto,
+        &[
+            "resourcegroupstaggingapi".into(),
+            "get-resources".into(),
+            "--tag-filters".into(),
+            format!("Key=tofu-estate,Values={estate}"),
+        ],
+    );
+    let left: Json = serde_json::from_slice(&left.stdout).unwrap();
+    assert_eq!(
+        left["ResourceTagMappingList"].as_array().map(Vec::len),
+        Some(0),
+        "objects still carry the marker after destroy: {left}"
+    );
+    ok(
+        &stock.run(&tf, &["plan", "-out=gone.plan", "-no-color"]),
+        "terraform plan",
+    );
+    let gone = changes(&stock.run(&tf, &["show", "-json", "gone.plan"]).stdout);
+    let recreated: BTreeSet<&String> = gone
+        .iter()
+        .filter(|(_, (a, _))| *a == ["create"])
+        .map(|(k, _)| k)
+        .collect();
+    let missing: Vec<&String> = all.keys().filter(|a| !recreated.contains(a)).collect();
+    assert!(
+        missing.is_empty(),
+        "after the engine's destroy stock still finds {missing:?}"
+    );
+    eprintln!(
+        "{name}: {} instances round-tripped in {:?}",
+        all.len(),
+        started.elapsed()
+    );
+}
+
+/// One test per root, so they run side by side.
+macro_rules! round_trips {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                round_trip(stringify!($name));
+            }
+        )*
+
+        #[test]
+        fn every_catalogue_root_has_its_round_trip() {
+            let tested: BTreeSet<&str> = [$(stringify!($name)),*].into();
+            let roots: BTreeSet<String> = std::fs::read_dir(crate::catalogue::roots_dir())
+                .unwrap()
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            let roots: BTreeSet<&str> = roots.iter().map(String::as_str).collect();
+            assert_eq!(roots, tested, "every root under tests/fixtures/catalogue has one test");
+        }
+    };
+}
+
+round_trips!(probe);

@@ -1,0 +1,4 @@
+resource "aws_iam_policy" "read" {
+  name   = "shop-read"
+  policy = "{}"
+}

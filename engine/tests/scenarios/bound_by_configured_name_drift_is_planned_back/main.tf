@@ -1,0 +1,6 @@
+resource "aws_ssm_parameter" "config" {
+  name        = "/shop/config"
+  type        = "String"
+  value       = "v1"
+  description = "shop settings"
+}

@@ -1,0 +1,11 @@
+resource "aws_ssm_parameter" "shard" {
+  count = 2
+  name  = "/shop/shard/${count.index}"
+  type  = "String"
+  value = "shard ${count.index}"
+}
+
+moved {
+  from = aws_ssm_parameter.shard
+  to   = aws_ssm_parameter.shard[0]
+}

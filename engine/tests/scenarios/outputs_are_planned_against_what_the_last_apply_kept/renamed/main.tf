@@ -1,0 +1,9 @@
+resource "aws_ssm_parameter" "a" {
+  name  = "/shop/a"
+  type  = "String"
+  value = "1"
+}
+
+output "a_name" {
+  value = aws_ssm_parameter.a.name
+}

@@ -1,0 +1,5 @@
+resource "aws_ssm_parameter" "a" {
+  name  = "/shop/a"
+  type  = "String"
+  value = "1"
+}

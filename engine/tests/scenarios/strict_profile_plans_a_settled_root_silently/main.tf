@@ -1,0 +1,15 @@
+resource "aws_sns_topic" "alerts" {
+  name = "shop-alerts"
+}
+
+resource "aws_sns_topic_subscription" "pager" {
+  topic_arn = aws_sns_topic.alerts.arn
+  protocol  = "email"
+  endpoint  = "oncall@example.com"
+}
+
+resource "aws_ssm_parameter" "a" {
+  name  = "/shop/a"
+  type  = "String"
+  value = "1"
+}

@@ -1,0 +1,5 @@
+module "svc" {
+  source   = "./modules/svc"
+  for_each = toset(["api", "web"])
+  name     = each.key
+}

@@ -1,0 +1,11 @@
+resource "aws_ssm_parameter" "a" {
+  name  = "/shop/a"
+  type  = "String"
+  value = "1"
+}
+
+resource "aws_ssm_parameter" "b" {
+  name  = "/shop/b"
+  type  = "String"
+  value = "1"
+}
