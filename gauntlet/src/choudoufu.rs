@@ -280,7 +280,7 @@ impl std::fmt::Display for Migrated {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} newly stamped, {} already stamped, {} recorded (owned through their parent), {} failed, {} skipped",
+            "{} newly stamped, {} already stamped, {} recorded, {} failed, {} skipped",
             self.stamped, self.already, self.recorded, self.failed, self.skipped
         )
     }
@@ -595,7 +595,7 @@ mod tests {
             Some(16)
         );
         assert_eq!(Applied::parse("Error"), None);
-        let m = Migrated::parse("Migrate complete! 10 newly stamped, 0 already stamped, 6 recorded (owned through their parent), 1 failed, 2 skipped.").unwrap();
+        let m = Migrated::parse("Migrate complete! 10 newly stamped, 0 already stamped, 6 recorded, 1 failed, 2 skipped.").unwrap();
         assert_eq!(
             (m.stamped, m.already, m.recorded, m.failed, m.skipped),
             (10, 0, 6, 1, 2)

@@ -168,6 +168,19 @@ impl Clock {
         self.state.1.notify_all();
     }
 
+    /// Wall time spent waiting on `category` since `since`, overlapping
+    /// waits counted once: what one stage spent on terraform or the engine.
+    pub fn spent_since(&self, category: Category, since: Instant) -> Duration {
+        let s = self.lock();
+        let mut iv: Vec<(Instant, Instant)> = s
+            .spans
+            .iter()
+            .filter(|(c, _, b)| *c == category && *b > since)
+            .map(|(_, a, b)| ((*a).max(since), *b))
+            .collect();
+        union_len(&mut iv)
+    }
+
     /// Wall time so far, by category.
     pub fn breakdown(&self) -> Breakdown {
         let now = Instant::now();
@@ -226,6 +239,27 @@ mod tests {
         let mut iv = vec![s(0, 10), s(5, 20), s(30, 40), s(35, 36)];
         assert_eq!(union_len(&mut iv), Duration::from_millis(30));
         assert_eq!(union_len(&mut []), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_stage_counts_only_its_own_waits() {
+        let c = Clock::start();
+        c.wait(Category::Engine, "before", || {
+            thread::sleep(Duration::from_millis(40))
+        });
+        let since = Instant::now();
+        c.wait(Category::Engine, "e", || {
+            thread::sleep(Duration::from_millis(20))
+        });
+        c.wait(Category::Terraform, "t", || {
+            thread::sleep(Duration::from_millis(10))
+        });
+        let engine = c.spent_since(Category::Engine, since);
+        assert!(engine >= Duration::from_millis(20), "{engine:?}");
+        assert!(engine < Duration::from_millis(40), "{engine:?}");
+        let terraform = c.spent_since(Category::Terraform, since);
+        assert!(terraform >= Duration::from_millis(10) && terraform < Duration::from_millis(20));
+        assert_eq!(c.spent_since(Category::Witness, since), Duration::ZERO);
     }
 
     #[test]

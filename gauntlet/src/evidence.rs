@@ -39,6 +39,25 @@ pub struct StageRecord {
     pub detail: String,
     /// The BREAK names of the assertions that failed.
     pub failed: Vec<String>,
+    /// Where the stage's time went and what moto served, for a stage that
+    /// ran; records written before stages were measured have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Measured>,
+}
+
+/// What one stage spent: the wall time the engine and stock terraform ran
+/// (overlapping runs counted once), and the requests moto served on each
+/// twin, the witness's reads included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Measured {
+    /// choudoufu and the provider it runs.
+    pub engine_ms: u64,
+    /// Stock terraform and the provider it runs, on either twin.
+    pub stock_ms: u64,
+    /// Requests moto served on the estate twin.
+    pub estate_requests: u64,
+    /// Requests moto served on the oracle twin.
+    pub oracle_requests: u64,
 }
 
 impl StageRecord {
@@ -51,6 +70,7 @@ impl StageRecord {
             duration_ms: None,
             detail: why.to_owned(),
             failed: Vec::new(),
+            measured: None,
         }
     }
 }
@@ -76,7 +96,7 @@ pub struct PlanRecord {
     pub text: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Versions {
     pub emulator: String,
     pub witness: String,

@@ -6,10 +6,13 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
+use gauntlet::browser;
 use gauntlet::estate;
+use gauntlet::history;
 use gauntlet::machine::{Machine, Pins};
 use gauntlet::report;
 use gauntlet::runner::{self, Options};
+use gauntlet::site;
 use gauntlet::stage::{Breaks, StageId, Toggle};
 
 #[derive(Parser)]
@@ -58,6 +61,18 @@ enum Cmd {
     List {
         #[command(flatten)]
         dirs: Dirs,
+    },
+    /// Render the evidence site from what the reports directory holds:
+    /// index.html and index.md, and every estate's pages and charts.
+    Site {
+        /// Where the run records are, and the pages go.
+        #[arg(long, value_name = "DIR")]
+        reports_dir: Option<PathBuf>,
+        /// Then take screenshots of every page at a desktop and a phone
+        /// width with headless Chromium (CHROMIUM, else chromium on PATH)
+        /// into <reports>/screens/; a blank one is an error.
+        #[arg(long)]
+        screens: bool,
     },
     /// List the BREAK toggles and what each corrupts.
     Breaks,
@@ -150,10 +165,12 @@ fn real_main() -> anyhow::Result<ExitCode> {
             println!("{}", report::timing_table(&record));
             // A name that could not be an estate gets no page of its own.
             if estate::valid_name(&record.estate) {
+                let line = history::append(&reports, &record)?;
                 let (json, md) = report::write(&reports, &record)
                     .with_context(|| format!("writing the evidence to {}", reports.display()))?;
                 println!("{}", record.verdict_line());
                 println!("Evidence: {} and {}", md.display(), json.display());
+                println!("History: {}", line.display());
             }
             Ok(ExitCode::from(record.exit_code.clamp(0, 255) as u8))
         }
@@ -192,6 +209,30 @@ fn real_main() -> anyhow::Result<ExitCode> {
                 m.venv.awscli_version,
                 m.venv.dir.display()
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Site {
+            reports_dir,
+            screens,
+        } => {
+            let reports = reports_dir.unwrap_or_else(|| root.join("reports"));
+            let index = site::render(&reports)?;
+            println!(
+                "Site: {} and {}",
+                index.display(),
+                reports.join("index.md").display()
+            );
+            if screens {
+                let chromium = browser::Chromium::find()?;
+                for page in site::pages(&reports)? {
+                    let stem = page.file_stem().unwrap_or_default().to_string_lossy();
+                    for (width, size) in browser::WIDTHS {
+                        let png = reports.join("screens").join(format!("{stem}-{width}.png"));
+                        let shot = chromium.screenshot(&page, size, &png)?;
+                        println!("Screenshot: {} ({shot})", png.display());
+                    }
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Breaks => {

@@ -1,12 +1,18 @@
 //! Renderings of a [`RunRecord`]: `reports/<estate>.json` and the evidence
-//! page `reports/<estate>.md`, in the seed pages' form.
+//! page `reports/<estate>.md`, in the seed pages' form, with what changed
+//! since the estate's last run and where each stage's time went. The HTML
+//! page and the index are the site's (`site`).
 
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::chart::ChartError;
 use crate::evidence::{RunRecord, Verdict};
+use crate::history::{self, HistoryError, Since};
+use crate::site;
+use crate::stage::Toggle;
 
 /// `1m34s`, `12s`, `0.8s`: durations as the pages print them.
 pub fn human(d: Duration) -> String {
@@ -25,8 +31,41 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The Markdown evidence page.
-pub fn markdown(r: &RunRecord) -> String {
+/// What a reproduction needs, in Markdown.
+pub const NEEDS: &str = "Needs stock terraform on PATH (or TERRAFORM), the aws provider in a filesystem mirror or plugin cache, and Python 3 with venv; the run installs the pinned moto and AWS CLI into a project-local virtualenv, and runs the `choudoufu` built beside the gauntlet (`cargo build -p engine --bin choudoufu` first) or the one `CHOUDOUFU` names.";
+
+/// What the BREAK toggles are, in Markdown.
+pub const BREAKS: &str = "`BREAK_<NAME>=1` or `--break <name>` corrupts one assertion on purpose, to show it is load-bearing: under its toggle the stage must fail (`cargo run -p gauntlet -- breaks` lists them).";
+
+/// The BREAK toggles as a Markdown table.
+pub fn toggles_markdown() -> String {
+    let mut md =
+        String::from("| Toggle | Environment | Stage | What it corrupts |\n|---|---|---|---|\n");
+    for t in Toggle::ALL {
+        let _ = writeln!(
+            md,
+            "| `{}` | `{}=1` | {} | {} |",
+            t.name(),
+            t.env(),
+            t.stage().title(),
+            cell(t.what())
+        );
+    }
+    md
+}
+
+/// How long a tool ran during a stage: `1m34s`, or `–` when it did not.
+pub fn ran_for(ms: u64) -> String {
+    if ms == 0 {
+        "–".into()
+    } else {
+        human(Duration::from_millis(ms))
+    }
+}
+
+/// The Markdown evidence page; `since` is what changed since the
+/// estate's previous run, when its history has one.
+pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Evidence · {}\n", r.estate);
     let _ = writeln!(md, "{}\n", r.description);
@@ -53,14 +92,41 @@ pub fn markdown(r: &RunRecord) -> String {
             .duration_ms
             .map(|ms| human(Duration::from_millis(ms)))
             .unwrap_or_default();
+        // The anchor index.md links to; the Stage cell stays plain text.
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} |",
+            "| {} | {} | {} | <a id=\"{}\"></a>{} |",
             cell(&title),
             s.verdict.word(),
             duration,
+            s.stage.slug(),
             cell(&s.detail)
         );
+    }
+    md.push_str("\n## Since the last run\n\n");
+    md.push_str(&since_markdown(since));
+    if r.stages.iter().any(|s| s.measured.is_some()) {
+        md.push_str("\n## Where each stage's time went\n\n");
+        let _ = writeln!(
+            md,
+            "![Each stage's time, choudoufu beside stock terraform]({})\n",
+            site::stage_chart_path(&r.estate)
+        );
+        md.push_str("| Stage | choudoufu | stock terraform | requests, estate twin | requests, oracle twin |\n|---|---|---|---|---|\n");
+        for s in &r.stages {
+            if let Some(m) = &s.measured {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} |",
+                    s.title,
+                    ran_for(m.engine_ms),
+                    ran_for(m.stock_ms),
+                    m.estate_requests,
+                    m.oracle_requests
+                );
+            }
+        }
+        md.push_str("\nchoudoufu and stock terraform: the wall time each ran during the stage, with the provider it runs (overlapping runs counted once; – where it did not run). Requests: what moto served on each twin during the stage, the witness's reads included.\n");
     }
     let t = &r.timing;
     let v = &r.versions;
@@ -109,9 +175,30 @@ pub fn markdown(r: &RunRecord) -> String {
         }
     }
     let _ = writeln!(md, "## Reproduce it\n\n```\n{}\n```\n", r.reproduce);
-    md.push_str(
-        "Needs stock terraform on PATH (or TERRAFORM), the aws provider in a filesystem mirror or plugin cache, and Python 3 with venv; the run installs the pinned moto and AWS CLI into a project-local virtualenv. `BREAK_<NAME>=1` or `--break <name>` corrupts one assertion to show it is load-bearing (`cargo run -p gauntlet -- breaks` lists them).\n",
+    let _ = writeln!(md, "{NEEDS}\n\n{BREAKS}\n");
+    md.push_str(&toggles_markdown());
+    md
+}
+
+/// What changed since the previous run, as Markdown.
+fn since_markdown(since: Option<&Since>) -> String {
+    let Some(s) = since else {
+        return "No earlier run in this estate's history to compare with.\n".into();
+    };
+    let mut md = format!(
+        "Against the run before, at commit {} on {}:",
+        s.previous.commit, s.previous.started_at
     );
+    if s.changes.is_empty() {
+        md.push_str(
+            " no stage turned red or green, and no stage's duration moved by more than a quarter.\n",
+        );
+    } else {
+        md.push_str("\n\n");
+        for c in &s.changes {
+            let _ = writeln!(md, "- {c}.");
+        }
+    }
     md
 }
 
@@ -123,82 +210,60 @@ fn or_unknown(s: &str) -> &str {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
 }
 
-/// The HTML evidence page: the same record as the Markdown page, for a
-/// browser.
-pub fn html(r: &RunRecord) -> String {
-    let mut h = String::new();
-    let _ = write!(
-        h,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Evidence · {0}</title>\n<style>body{{font-family:sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.4rem;vertical-align:top}}.pass{{color:#176f2c}}.fail,.error{{color:#b3261e}}.not-run{{color:#777}}pre{{background:#f6f6f6;padding:.5rem;overflow:auto}}</style></head><body>\n<h1>Evidence · {0}</h1>\n<p>{1}</p>\n<p>Set: {2}. Lane: {3}.</p>\n<p><strong>{4}</strong></p>\n",
-        escape(&r.estate),
-        escape(&r.description),
-        escape(&r.set),
-        escape(&r.lane),
-        escape(&r.verdict_line())
-    );
-    if let Some(e) = &r.error {
-        let _ = writeln!(h, "<pre>{}</pre>", escape(e.trim()));
+fn put(path: &Path, text: &str) -> Result<(), PageError> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|source| PageError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
     }
-    h.push_str("<table><tr><th>Stage</th><th>Verdict</th><th>Duration</th><th>Detail</th></tr>\n");
-    for s in &r.stages {
-        let class = s.verdict.word().replace(' ', "-");
-        let duration = s
-            .duration_ms
-            .map(|ms| human(Duration::from_millis(ms)))
-            .unwrap_or_default();
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td class=\"{class}\">{}</td><td>{duration}</td><td>{}</td></tr>",
-            escape(&s.title),
-            s.verdict.word(),
-            escape(&s.detail)
-        );
-    }
-    h.push_str("</table>\n");
-    for p in &r.plans {
-        let _ = writeln!(
-            h,
-            "<details><summary>{}: {} on the {} twin: {}</summary><pre>{}</pre></details>",
-            escape(p.stage.title()),
-            escape(&p.tool),
-            escape(&p.twin),
-            escape(&p.summary),
-            escape(p.text.trim_end())
-        );
-    }
-    let _ = writeln!(
-        h,
-        "<p>Commit {}, {}, exit code {}, moto {}, aws-cli {}, terraform {}, choudoufu {}. Total run time {}.</p>\n<pre>{}</pre>\n</body></html>",
-        escape(&r.commit),
-        escape(&r.started_at),
-        r.exit_code,
-        escape(&r.versions.emulator),
-        escape(&r.versions.witness),
-        escape(&r.versions.terraform),
-        escape(&r.versions.engine),
-        human(r.timing.total),
-        escape(&r.reproduce)
-    );
-    h
+    fs::write(path, text).map_err(|source| PageError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
-/// Write `<dir>/<estate>.json`, `<dir>/<estate>.md` and `<dir>/<estate>.html`.
-pub fn write(dir: &Path, r: &RunRecord) -> std::io::Result<(PathBuf, PathBuf)> {
-    fs::create_dir_all(dir)?;
+/// Write `<dir>/<estate>.json` and the run's pages (see [`pages`]), with
+/// what changed since the run before it in the estate's history.
+pub fn write(dir: &Path, r: &RunRecord) -> Result<(PathBuf, PathBuf), PageError> {
     let json = dir.join(format!("{}.json", r.estate));
-    let md = dir.join(format!("{}.md", r.estate));
-    let text = serde_json::to_string_pretty(r).map_err(std::io::Error::other)?;
-    fs::write(&json, text + "\n")?;
-    fs::write(&md, markdown(r))?;
-    fs::write(dir.join(format!("{}.html", r.estate)), html(r))?;
+    let text = serde_json::to_string_pretty(r).map_err(|e| PageError::Io {
+        path: json.clone(),
+        source: e.into(),
+    })?;
+    put(&json, &(text + "\n"))?;
+    let lines = history::read(dir, &r.estate)?;
+    let md = pages(dir, r, &lines)?;
     Ok((json, md))
+}
+
+/// Write a run's pages from its record and its estate's history:
+/// `<dir>/<estate>.md`, `<dir>/<estate>.html` and, when its stages were
+/// measured, the chart of their time. Returns the Markdown page's path.
+pub fn pages(dir: &Path, r: &RunRecord, lines: &[history::Line]) -> Result<PathBuf, PageError> {
+    let since = history::since(lines, r);
+    let md = dir.join(format!("{}.md", r.estate));
+    put(&md, &markdown(r, since.as_ref()))?;
+    let chart = site::stage_chart(r)?;
+    if let Some(svg) = &chart {
+        put(&dir.join(site::stage_chart_path(&r.estate)), svg)?;
+    }
+    let html = site::estate_html(r, lines, since.as_ref(), chart.as_deref());
+    put(&dir.join(format!("{}.html", r.estate)), &html)?;
+    Ok(md)
 }
 
 /// The last run of an estate, if its record is readable.
@@ -255,13 +320,13 @@ pub fn tally(r: &RunRecord) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::clock::Breakdown;
     use crate::evidence::{StageRecord, Versions};
     use crate::stage::StageId;
 
-    fn record() -> RunRecord {
+    pub(crate) fn record() -> RunRecord {
         let mut stages: Vec<StageRecord> = StageId::ALL
             .iter()
             .map(|s| StageRecord::not_run(*s, ""))
@@ -301,14 +366,50 @@ mod tests {
 
     #[test]
     fn the_page_has_the_seed_form() {
-        let md = markdown(&record());
+        let md = markdown(&record(), None);
         assert!(md.contains("| Stage | Verdict | Duration | Detail |"));
-        assert!(md.contains("| Cold deploy | pass | 1m34s | 17 objects \\| on both twins |"));
+        assert!(md.contains(
+            "| Cold deploy | pass | 1m34s | <a id=\"cold-deploy\"></a>17 objects \\| on both twins |"
+        ));
         assert!(md.contains("| Strict profile (not a headline stage) | not run |"));
         assert!(md.contains("Clear so far. Every stage that ran passes; 12 of 13"));
         assert!(md.contains("terraform 1.11.4 (matches the pin)"));
         assert!(md.contains("the harness itself 1.0s (1.0%)"));
-        assert!(md.contains("cargo run -p gauntlet -- run e"));
+        assert!(md.contains("No earlier run in this estate's history"));
+        // Unmeasured stages draw no chart.
+        assert!(!md.contains("Where each stage's time went"));
+        let reproduce = md.split("## Reproduce it").nth(1).unwrap();
+        assert!(reproduce.contains("cargo run -p gauntlet -- run e"));
+        assert!(reproduce.contains("| `cold-markers` | `BREAK_COLD_MARKERS=1` | Cold deploy |"));
+    }
+
+    #[test]
+    fn a_measured_run_in_a_history_shows_its_time_and_changes() {
+        let d = tempfile::tempdir().unwrap();
+        let mut r = record();
+        history::append(d.path(), &r).unwrap();
+        r.started_at = "2026-12-03T00:00:00Z".into();
+        r.stages[0].duration_ms = Some(30_000);
+        r.stages[0].measured = Some(crate::evidence::Measured {
+            engine_ms: 0,
+            stock_ms: 28_000,
+            estate_requests: 120,
+            oracle_requests: 118,
+        });
+        r.stages[1].verdict = Verdict::Fail;
+        r.stages[1].duration_ms = Some(1_000);
+        history::append(d.path(), &r).unwrap();
+        let (_, md) = write(d.path(), &r).unwrap();
+        let md = fs::read_to_string(md).unwrap();
+        assert!(
+            md.contains("Against the run before, at commit abc on 2026-12-02T00:00:00Z:"),
+            "{md}"
+        );
+        assert!(md.contains("- Cold deploy took 30s, 68% shorter than the 1m34s before."));
+        assert!(md.contains("| Cold deploy | – | 28s | 120 | 118 |"), "{md}");
+        assert!(md.contains("](charts/e-stages.svg)"));
+        assert!(d.path().join("charts/e-stages.svg").is_file());
+        assert!(d.path().join("e.html").is_file());
     }
 
     #[test]
@@ -316,21 +417,11 @@ mod tests {
         let mut r = record();
         r.stages[10].verdict = Verdict::Fail;
         assert_eq!(r.code(), 1);
-        assert!(markdown(&r).contains("**Red. Failing: Teardown.**"));
+        assert!(markdown(&r, None).contains("**Red. Failing: Teardown.**"));
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &r).unwrap();
         let back = last(d.path(), "e").unwrap();
         assert_eq!(tally(&back), "1 pass, 1 fail, 15 not run");
-    }
-
-    #[test]
-    fn the_html_page_escapes_what_it_shows() {
-        let mut r = record();
-        r.stages[0].detail = "<script>x</script> & more".into();
-        let h = html(&r);
-        assert!(h.contains("&lt;script&gt;x&lt;/script&gt; &amp; more"));
-        assert!(h.contains("<td class=\"pass\">pass</td>"));
-        assert!(h.contains("<td class=\"not-run\">not run</td>"));
     }
 
     #[test]

@@ -11,9 +11,9 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::choudoufu::{Choudoufu, EngineError, EngineRoot};
-use crate::clock::Clock;
+use crate::clock::{Category, Clock};
 use crate::estate::{Estate, EstateError};
-use crate::evidence::{PlanRecord, RunRecord, StageRecord, Verdict, Versions};
+use crate::evidence::{Measured, PlanRecord, RunRecord, StageRecord, Verdict, Versions};
 use crate::machine::{self, Machine, MachineError, Pins};
 use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
@@ -186,15 +186,63 @@ fn plan_record(stage: StageId, plan: &StagePlan) -> PlanRecord {
     }
 }
 
+/// A stage being measured: when it started, and how many requests each
+/// twin's moto had served by then.
+struct Meter<'c> {
+    clock: &'c Clock,
+    started: Instant,
+    logs: [PathBuf; 2],
+    served: [Option<u64>; 2],
+}
+
+impl<'c> Meter<'c> {
+    /// Start measuring a stage on the twins whose moto logs are `logs`
+    /// (estate twin first).
+    fn start(clock: &'c Clock, logs: [&Path; 2]) -> Meter<'c> {
+        Meter {
+            clock,
+            started: Instant::now(),
+            logs: logs.map(Path::to_owned),
+            served: logs.map(|l| substrate::requests_served(l).ok()),
+        }
+    }
+
+    /// Start measuring a stage on the lane's twins.
+    fn on(lane: &Lane<'c>) -> Meter<'c> {
+        let [e, o] = &lane.twins;
+        Meter::start(lane.clock, [&e.moto_log, &o.moto_log])
+    }
+
+    /// What the stage spent; none when a moto log could not be read.
+    fn measured(&self) -> Option<Measured> {
+        let since = |i: usize| {
+            let before = self.served[i]?;
+            Some(
+                substrate::requests_served(&self.logs[i])
+                    .ok()?
+                    .saturating_sub(before),
+            )
+        };
+        let ms = |c| self.clock.spent_since(c, self.started).as_millis() as u64;
+        Some(Measured {
+            engine_ms: ms(Category::Engine),
+            stock_ms: ms(Category::Terraform),
+            estate_requests: since(Side::Estate as usize)?,
+            oracle_requests: since(Side::Oracle as usize)?,
+        })
+    }
+}
+
 /// Record a stage's plans and turn its assertions into its row.
 fn stage_row(
     record: &mut RunRecord,
     stage: StageId,
-    started: Instant,
+    meter: &Meter,
     breaks: &Breaks,
     result: Result<StageOutput, StepError>,
 ) -> Result<StageRecord, RunError> {
-    let duration_ms = Some(started.elapsed().as_millis() as u64);
+    let duration_ms = Some(meter.started.elapsed().as_millis() as u64);
+    let measured = meter.measured();
     let toggles: Vec<String> = Toggle::ALL
         .iter()
         .filter(|t| t.stage() == stage && breaks.on(**t))
@@ -249,6 +297,7 @@ fn stage_row(
         duration_ms,
         detail,
         failed,
+        measured,
     })
 }
 
@@ -360,7 +409,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
 
     // Cold deploy, from a substrate holding only the pre-existing objects.
     clock.set_stage(StageId::ColdDeploy.title());
-    let started = Instant::now();
+    let meter = Meter::start(clock, [&twins[0].log, &twins[1].log]);
     let (be, bo) =
         both_sides(|side| stages::seed_preexisting(&estate, &witnesses[side as usize], &kinds));
     let baselines = [be.map_err(interrupted_or)?, bo.map_err(interrupted_or)?];
@@ -395,7 +444,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         cold = Some(outcome);
         output
     });
-    let row = stage_row(record, StageId::ColdDeploy, started, &opts.breaks, result)?;
+    let row = stage_row(record, StageId::ColdDeploy, &meter, &opts.breaks, result)?;
     clock.say(&verdict_line(&row));
     set_stage(record, row);
 
@@ -443,10 +492,10 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         }
         Some(_) => {
             clock.set_stage(StageId::Teardown.title());
-            let started = Instant::now();
+            let meter = Meter::on(&lane);
             let with_engine = chain.blocked.is_none();
             let result = stages::teardown(&lane, with_engine);
-            let mut row = stage_row(record, StageId::Teardown, started, &opts.breaks, result)?;
+            let mut row = stage_row(record, StageId::Teardown, &meter, &opts.breaks, result)?;
             if let (false, Some(why)) = (with_engine, &chain.blocked) {
                 row.detail.push_str(&format!(
                     ". choudoufu destroy on the estate twin {}",
@@ -532,9 +581,9 @@ impl Chain<'_, '_> {
             };
             let clock = self.lane.clock;
             clock.set_stage(stage.title());
-            let started = Instant::now();
+            let meter = Meter::on(self.lane);
             let result = f(self.lane, cold);
-            let row = stage_row(record, stage, started, &self.opts.breaks, result)?;
+            let row = stage_row(record, stage, &meter, &self.opts.breaks, result)?;
             clock.say(&verdict_line(&row));
             if row.verdict == Verdict::Error {
                 self.blocked = Some(format!("not run: {} did not complete", stage.title()));

@@ -233,6 +233,19 @@ fn answers(port: u16) -> bool {
     s.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
 }
 
+/// How many requests a moto log records as served: lines such as
+/// `127.0.0.1 - - [date] "POST / HTTP/1.1" 200 -`.
+pub fn requests_served(log: &Path) -> std::io::Result<u64> {
+    let served = |line: &str| {
+        line.match_indices("\" ").any(|(i, _)| {
+            let rest = &line.as_bytes()[i + 2..];
+            rest.len() >= 4 && rest[..3].iter().all(u8::is_ascii_digit) && rest[3] == b' '
+        })
+    };
+    let text = fs::read_to_string(log)?;
+    Ok(text.lines().filter(|l| served(l)).count() as u64)
+}
+
 fn tail(log: &Path) -> String {
     let text = fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
@@ -310,6 +323,22 @@ mod tests {
         assert!(o.contains("skip_requesting_account_id  = true"));
         // It is HCL terraform can read.
         hcl::parse(&o).unwrap();
+    }
+
+    #[test]
+    fn only_served_requests_count() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("moto.log");
+        fs::write(
+            &log,
+            " * Running on http://127.0.0.1:5000\n\
+             127.0.0.1 - - [04/Dec/2026 13:09:40] \"POST / HTTP/1.1\" 200 -\n\
+             127.0.0.1 - - [04/Dec/2026 13:09:41] \"GET /b?tagging HTTP/1.1\" 404 -\n\
+             Traceback (most recent call last):\n",
+        )
+        .unwrap();
+        assert_eq!(requests_served(&log).unwrap(), 2);
+        assert!(requests_served(&d.path().join("none.log")).is_err());
     }
 
     #[test]

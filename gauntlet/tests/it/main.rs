@@ -6,6 +6,7 @@ mod awscli;
 mod bad_input;
 mod guards;
 mod runs;
+mod site;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,1008 @@
+//! The evidence site: every page a reader opens in a browser, rendered from
+//! what `reports/` holds.
+//!
+//! `reports/index.html` and `reports/index.md` put every estate whose run
+//! record is in `reports/` (whatever estates those are) in a matrix of
+//! stages, each cell linking to its stage's row on the estate's page, then
+//! the plan-from-nothing figures `scripts/bench-plan.sh` wrote to
+//! `reports/plan-from-nothing.json`. Each estate's HTML page shows its run,
+//! what changed since the run before (`history`), its history and a chart
+//! of each stage's time. Charts are SVG drawn in Rust (`chart`), inline in
+//! the HTML and as files beside the Markdown; the pages load nothing from
+//! the network, carry no script, read at phone width and print. Every
+//! page ends with "Reproduce it". The run records themselves are `report`'s.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chart::{self, Bars, ChartError, Series};
+use crate::evidence::{RunRecord, StageRecord, Verdict};
+use crate::history::{self, HistoryError, Line, Since};
+use crate::report::{self, human, PageError, BREAKS, NEEDS};
+use crate::stage::{StageId, Toggle};
+
+/// The plan-from-nothing figures `scripts/bench-plan.sh` writes.
+pub const PLAN_FROM_NOTHING: &str = "plan-from-nothing.json";
+
+/// The commands that render every page from scratch, as the README gives
+/// them.
+pub const SITE_COMMANDS: &str = "cargo build -p engine --bin choudoufu\n\
+for m in estates/*/estate.toml; do cargo run -p gauntlet -- run \"$(basename \"$(dirname \"$m\")\")\" || red=1; done\n\
+cargo run -p gauntlet -- site --screens";
+
+/// What rendering the site needs besides the runs.
+const SITE_NEEDS: &str = "`--screens` needs headless Chromium (`CHROMIUM`, else `chromium` on PATH: Debian's `apt-get install -y chromium`).";
+
+/// The plan-from-nothing figures: stock's refresh plan against the
+/// engine's plan from the live system, at several estate sizes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanFromNothing {
+    pub started_at: String,
+    pub commit: String,
+    /// `release` or `debug`.
+    pub build: String,
+    pub cores: u32,
+    /// `Terraform v1.11.4`, as `terraform version` prints it.
+    pub terraform: String,
+    pub aws_provider: String,
+    pub emulator: String,
+    /// The command that produced the figures.
+    pub command: String,
+    pub rows: Vec<BenchRow>,
+}
+
+/// One estate size of the plan-from-nothing figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRow {
+    pub objects: u64,
+    pub terraform_s: f64,
+    pub terraform_requests: u64,
+    pub choudoufu_s: f64,
+    pub choudoufu_requests: u64,
+    pub no_records_s: f64,
+    pub no_records_requests: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SiteError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a run record: {source}")]
+    Record {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{path}: not the plan-from-nothing figures: {source}")]
+    Bench {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("no run records in {0}: run an estate first (cargo run -p gauntlet -- run <estate>)")]
+    Empty(PathBuf),
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error(transparent)]
+    Page(#[from] PageError),
+}
+
+/// Everything the site is rendered from.
+pub struct Site {
+    /// Each estate's last run with its history, by estate name.
+    pub estates: Vec<(RunRecord, Vec<Line>)>,
+    pub plan_from_nothing: Option<PlanFromNothing>,
+}
+
+impl Site {
+    /// Read `reports/`: every `*.json` that is a run record (an object with
+    /// `stages`), each estate's history, and the plan-from-nothing figures.
+    pub fn load(reports: &Path) -> Result<Site, SiteError> {
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| SiteError::Io { path, source }
+        };
+        let mut paths: Vec<PathBuf> = fs::read_dir(reports)
+            .map_err(io(reports))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        paths.sort();
+        let mut estates = Vec::new();
+        let mut plan_from_nothing = None;
+        for path in paths {
+            let text = fs::read_to_string(&path).map_err(io(&path))?;
+            if path.file_name().is_some_and(|n| n == PLAN_FROM_NOTHING) {
+                let bench = serde_json::from_str(&text).map_err(|source| SiteError::Bench {
+                    path: path.clone(),
+                    source,
+                })?;
+                plan_from_nothing = Some(bench);
+                continue;
+            }
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|source| SiteError::Record {
+                    path: path.clone(),
+                    source,
+                })?;
+            if value.get("stages").is_none() {
+                continue;
+            }
+            let record: RunRecord =
+                serde_json::from_value(value).map_err(|source| SiteError::Record {
+                    path: path.clone(),
+                    source,
+                })?;
+            let lines = history::read(reports, &record.estate)?;
+            estates.push((record, lines));
+        }
+        if estates.is_empty() {
+            return Err(SiteError::Empty(reports.to_owned()));
+        }
+        estates.sort_by(|a, b| a.0.estate.cmp(&b.0.estate));
+        Ok(Site {
+            estates,
+            plan_from_nothing,
+        })
+    }
+
+    /// The stages any estate's record lists, in the page's order.
+    fn stages(&self) -> Vec<StageId> {
+        StageId::ALL
+            .into_iter()
+            .filter(|s| {
+                self.estates
+                    .iter()
+                    .any(|(r, _)| r.stages.iter().any(|x| x.stage == *s))
+            })
+            .collect()
+    }
+}
+
+/// Render every page from what `reports` holds: each estate's Markdown and
+/// HTML pages and chart, the index in HTML and Markdown, and the
+/// plan-from-nothing charts. Returns the index's path.
+pub fn render(reports: &Path) -> Result<PathBuf, SiteError> {
+    let site = Site::load(reports)?;
+    for (r, lines) in &site.estates {
+        report::pages(reports, r, lines)?;
+    }
+    let charts = match &site.plan_from_nothing {
+        Some(b) => Some(bench_charts(b)?),
+        None => None,
+    };
+    if let Some([time, requests]) = &charts {
+        put(&reports.join(BENCH_TIME_CHART), time)?;
+        put(&reports.join(BENCH_REQUESTS_CHART), requests)?;
+    }
+    put(&reports.join("index.md"), &index_markdown(&site))?;
+    let index = reports.join("index.html");
+    put(&index, &index_html(&site, charts.as_ref()))?;
+    Ok(index)
+}
+
+/// The site's HTML pages in `reports`: the index, then each estate's.
+pub fn pages(reports: &Path) -> Result<Vec<PathBuf>, SiteError> {
+    let site = Site::load(reports)?;
+    let mut pages = vec![reports.join("index.html")];
+    pages.extend(
+        site.estates
+            .iter()
+            .map(|(r, _)| reports.join(format!("{}.html", r.estate))),
+    );
+    Ok(pages)
+}
+
+fn put(path: &Path, text: &str) -> Result<(), SiteError> {
+    let io = |source| SiteError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io)?;
+    }
+    fs::write(path, text).map_err(io)
+}
+
+const BENCH_TIME_CHART: &str = "charts/plan-from-nothing-time.svg";
+const BENCH_REQUESTS_CHART: &str = "charts/plan-from-nothing-requests.svg";
+
+/// Where an estate's chart of its stages' time lives, relative to
+/// `reports/`.
+pub fn stage_chart_path(estate: &str) -> String {
+    format!("charts/{estate}-stages.svg")
+}
+
+/// The chart of each measured stage's time, the engine beside stock; none
+/// when no stage of the run was measured.
+pub fn stage_chart(r: &RunRecord) -> Result<Option<String>, ChartError> {
+    let rows: Vec<(String, [f64; 2])> = r
+        .stages
+        .iter()
+        .filter_map(|s| {
+            let m = s.measured?;
+            Some((
+                s.title.clone(),
+                [m.engine_ms as f64 / 1000.0, m.stock_ms as f64 / 1000.0],
+            ))
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let caption = format!(
+        "{}: each stage's time, choudoufu beside stock terraform",
+        r.estate
+    );
+    chart::paired_bars(&Bars {
+        caption: &caption,
+        unit: "seconds the tool ran during the stage",
+        names: ["choudoufu", "stock terraform"],
+        rows,
+    })
+    .map(Some)
+}
+
+/// The plan-from-nothing charts: wall time, then requests, against object
+/// count.
+fn bench_charts(b: &PlanFromNothing) -> Result<[String; 2], ChartError> {
+    let series = |f: &dyn Fn(&BenchRow) -> [f64; 3]| -> Vec<Series<'static>> {
+        let names = [
+            "terraform plan (refresh)",
+            "choudoufu plan",
+            "choudoufu plan -no-records",
+        ];
+        let colours = [chart::STOCK, chart::ENGINE, chart::THIRD];
+        (0..3)
+            .map(|k| Series {
+                name: names[k],
+                colour: colours[k],
+                points: b.rows.iter().map(|r| (r.objects as f64, f(r)[k])).collect(),
+            })
+            .collect()
+    };
+    let time = chart::lines(
+        "Plan from nothing: wall time against object count",
+        "objects in the estate",
+        "seconds",
+        &series(&|r| [r.terraform_s, r.choudoufu_s, r.no_records_s]),
+    )?;
+    let requests = chart::lines(
+        "Plan from nothing: requests to the emulator against object count",
+        "objects in the estate",
+        "requests",
+        &series(&|r| {
+            [
+                r.terraform_requests as f64,
+                r.choudoufu_requests as f64,
+                r.no_records_requests as f64,
+            ]
+        }),
+    )?;
+    Ok([time, requests])
+}
+
+/// Text made safe for HTML.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Markdown's `code` spans as HTML, the rest escaped.
+fn inline(md: &str) -> String {
+    md.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<code>{}</code>", escape(part))
+            } else {
+                escape(part)
+            }
+        })
+        .collect()
+}
+
+/// `2026-12-04 13:09 UTC` from `2026-12-04T13:09:37Z`.
+fn date(rfc3339: &str) -> String {
+    match (rfc3339.get(..10), rfc3339.get(11..16)) {
+        (Some(d), Some(t)) if rfc3339.ends_with('Z') => format!("{d} {t} UTC"),
+        _ => rfc3339.to_owned(),
+    }
+}
+
+fn ms(ms: u64) -> String {
+    human(Duration::from_millis(ms))
+}
+
+fn class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::Error => "error",
+        Verdict::NotRun => "not-run",
+    }
+}
+
+/// Whether a run's verdict line is green.
+fn clear(r: &RunRecord) -> bool {
+    r.error.is_none() && r.code() == 0
+}
+
+/// The page's stylesheet: system fonts only, a phone layout, and a print
+/// layout.
+const STYLE: &str = r#"
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;line-height:1.45;color:#1b1b1b;background:#fff;max-width:84rem;margin:0 auto;padding:1rem 1.25rem 3rem}
+h1{font-size:1.6rem;margin:.6rem 0}
+h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+h3{font-size:1.05rem}
+a{color:#1f5fa8}
+nav{font-size:.95rem}
+nav a{margin-right:1rem}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;font-size:.92rem;margin:.5rem 0}
+th,td{border:1px solid #d0d0d0;padding:.35rem .5rem;vertical-align:top;text-align:left}
+thead th{background:#f3f3f3}
+td.num{text-align:right;white-space:nowrap}
+.pass{color:#176f2c}.fail,.error{color:#b3261e;font-weight:600}.not-run{color:#6b6b6b}
+td.v.pass{background:#e9f5eb}td.v.fail,td.v.error{background:#fde9e7}
+.verdict{font-size:1.1rem;padding:.5rem .75rem;border-left:6px solid;margin:1rem 0}
+.verdict.clear{border-color:#176f2c;background:#e9f5eb}.verdict.red{border-color:#b3261e;background:#fde9e7}
+.matrix th.stage{font-size:.7rem;font-weight:600;min-width:3.2rem;max-width:5rem;vertical-align:bottom;padding:.3rem .25rem;hyphens:auto}
+.matrix td{text-align:center;vertical-align:middle}
+.matrix th[scope=row]{position:sticky;left:0;background:#fff;min-width:9.5rem;font-weight:normal}
+.matrix th[scope=row] a{font-weight:600}
+.matrix td{font-size:.82rem;padding:.35rem .25rem}
+.matrix td.v a{display:block;text-decoration:none;color:inherit}
+tr:target{outline:3px solid #1f5fa8}
+figure{margin:1rem 0}
+figure svg{display:block;width:100%;height:auto;max-width:860px;border:1px solid #e4e4e4}
+figcaption{font-size:.9rem;color:#444}
+pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:.86rem}
+pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;white-space:pre-wrap;word-break:break-word}
+summary{cursor:pointer}
+table.stages{width:100%}
+.detail{font-size:.88rem;min-width:18rem;overflow-wrap:anywhere}
+ul.changes li.red{color:#b3261e}ul.changes li.green{color:#176f2c}
+@media (max-width:42rem){
+body{padding:.6rem}
+h1{font-size:1.3rem}
+.detail{min-width:0}
+.matrix th[scope=row]{min-width:8.5rem;max-width:9rem}
+table.stages,table.stages tbody,table.stages tr,table.stages th,table.stages td{display:block;width:100%}
+table.stages thead{display:none}
+table.stages tr{border:1px solid #c8c8c8;margin-bottom:.8rem}
+table.stages th,table.stages td{border:0;border-top:1px solid #eee;text-align:left}
+table.stages td:empty{display:none}
+table.stages td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:#444}
+table.toggles td:nth-child(2){display:none}table.toggles th:nth-child(2){display:none}
+}
+@media print{
+body{max-width:none;padding:0;font-size:9.5pt;-webkit-print-color-adjust:exact;print-color-adjust:exact}
+nav,.plans{display:none}
+a{color:inherit;text-decoration:none}
+.scroll{overflow:visible}
+.matrix{font-size:7pt}.matrix th.stage{font-size:6.5pt;min-width:0}
+table.stages{width:100%;table-layout:fixed}.detail{min-width:0;font-size:8pt}
+table.stages th,table.stages td{overflow-wrap:anywhere;font-size:7.5pt}table.stages thead th:nth-child(1){width:15%}table.stages thead th:nth-child(n+2):nth-child(-n+6){width:8.5%}
+figure,pre{break-inside:avoid}
+h2{break-after:avoid}
+figure svg{max-width:16cm;border:0}
+}
+"#;
+
+/// A whole HTML document.
+fn document(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
+        escape(title)
+    )
+}
+
+/// An inline SVG chart in a figure.
+fn figure(svg: &str, label: &str, caption: &str) -> String {
+    let svg = svg.replacen(
+        "<svg ",
+        &format!("<svg role=\"img\" aria-label=\"{}\" ", escape(label)),
+        1,
+    );
+    format!(
+        "<figure class=\"chart\">\n{svg}\n<figcaption>{}</figcaption></figure>\n",
+        inline(caption)
+    )
+}
+
+/// The BREAK toggles as an HTML table.
+fn toggles_html() -> String {
+    let mut h = String::from("<div class=\"scroll\"><table class=\"toggles\"><thead><tr><th>Toggle</th><th>Environment</th><th>Stage</th><th>What it corrupts</th></tr></thead><tbody>\n");
+    for t in Toggle::ALL {
+        let _ = writeln!(
+            h,
+            "<tr><td><code>{}</code></td><td><code>{}=1</code></td><td>{}</td><td>{}</td></tr>",
+            t.name(),
+            t.env(),
+            escape(t.stage().title()),
+            escape(t.what())
+        );
+    }
+    h.push_str("</tbody></table></div>\n");
+    h
+}
+
+/// "Reproduce it" in HTML: the commands, what they need, the toggles.
+fn reproduce_html(commands: &str, needs: &str) -> String {
+    format!(
+        "<section id=\"reproduce\"><h2>Reproduce it</h2>\n<pre>{}</pre>\n<p>{}</p>\n<p>{}</p>\n{}</section>\n",
+        escape(commands),
+        inline(needs),
+        inline(BREAKS),
+        toggles_html()
+    )
+}
+
+fn since_html(since: Option<&Since>) -> String {
+    let Some(s) = since else {
+        return "<p>No earlier run in this estate's history to compare with.</p>\n".into();
+    };
+    let mut h = format!(
+        "<p>Against the run before, at commit <code>{}</code> on {}: ",
+        escape(&s.previous.commit),
+        date(&s.previous.started_at)
+    );
+    if s.changes.is_empty() {
+        h.push_str("no stage turned red or green, and no stage's duration moved by more than a quarter.</p>\n");
+        return h;
+    }
+    h.push_str("</p>\n<ul class=\"changes\">\n");
+    for c in &s.changes {
+        let colour = match c {
+            history::Change::TurnedRed { .. } => " class=\"red\"",
+            history::Change::TurnedGreen { .. } => " class=\"green\"",
+            history::Change::Moved { .. } => "",
+        };
+        let _ = writeln!(
+            h,
+            "<li{colour}><a href=\"#{}\">{}</a>.</li>",
+            c.stage().slug(),
+            escape(&c.to_string())
+        );
+    }
+    h.push_str("</ul>\n");
+    h
+}
+
+/// `16 pass, 1 not run` of a run.
+fn tally_of(r: &RunRecord) -> String {
+    tally(&Line::of(r))
+}
+
+/// `16 pass, 1 not run`.
+fn tally(line: &Line) -> String {
+    let mut parts = Vec::new();
+    for v in [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::Error,
+        Verdict::NotRun,
+    ] {
+        let n = line.stages.iter().filter(|s| s.verdict == v).count();
+        if n > 0 {
+            parts.push(format!("{n} {}", v.word()));
+        }
+    }
+    parts.join(", ")
+}
+
+fn history_html(estate: &str, lines: &[Line]) -> String {
+    if lines.is_empty() {
+        return format!(
+            "<section id=\"history\"><h2>History</h2>\n<p>No run is in the history yet: each run appends a line to <code>history/{}.jsonl</code>.</p></section>\n",
+            escape(estate)
+        );
+    }
+    let mut h = format!(
+        "<section id=\"history\"><h2>History</h2>\n<p>Every run of this estate, newest first, from <a href=\"history/{0}.jsonl\">history/{0}.jsonl</a>.</p>\n",
+        escape(estate)
+    );
+    h.push_str("<div class=\"scroll\"><table><thead><tr><th>Started</th><th>Commit</th><th>Exit code</th><th>Stages</th><th>Total</th><th>choudoufu</th><th>BREAK toggles on</th></tr></thead><tbody>\n");
+    for l in lines.iter().rev() {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            date(&l.started_at),
+            escape(&l.commit),
+            l.exit_code,
+            tally(l),
+            ms(l.total_ms),
+            escape(&l.versions.engine),
+            escape(&l.breaks.join(", "))
+        );
+    }
+    h.push_str("</tbody></table></div></section>\n");
+    h
+}
+
+fn stage_row(s: &StageRecord) -> String {
+    let title = if s.headline {
+        escape(&s.title)
+    } else {
+        format!("{} <small>(not a headline stage)</small>", escape(&s.title))
+    };
+    let duration = s.duration_ms.map(ms).unwrap_or_default();
+    let (engine, stock, requests) = match &s.measured {
+        Some(m) => (
+            report::ran_for(m.engine_ms),
+            report::ran_for(m.stock_ms),
+            format!("{} / {}", m.estate_requests, m.oracle_requests),
+        ),
+        None => Default::default(),
+    };
+    format!(
+        "<tr id=\"{}\"><th scope=\"row\">{title}</th><td class=\"v {}\" data-label=\"Verdict\">{}</td><td class=\"num\" data-label=\"Duration\">{duration}</td><td class=\"num\" data-label=\"choudoufu\">{engine}</td><td class=\"num\" data-label=\"stock terraform\">{stock}</td><td class=\"num\" data-label=\"moto requests, estate / oracle twin\">{requests}</td><td class=\"detail\" data-label=\"Detail\">{}</td></tr>\n",
+        s.stage.slug(),
+        class(s.verdict),
+        s.verdict.word(),
+        escape(&s.detail)
+    )
+}
+
+/// An estate's HTML page: its last run, what changed since the run before,
+/// each stage's time, its history, and how to reproduce it.
+pub fn estate_html(
+    r: &RunRecord,
+    lines: &[Line],
+    since: Option<&Since>,
+    chart: Option<&str>,
+) -> String {
+    let e = escape(&r.estate);
+    let history_link = if lines.is_empty() {
+        String::new()
+    } else {
+        format!("<a href=\"history/{e}.jsonl\">History</a>")
+    };
+    let mut h = format!(
+        "<nav><a href=\"index.html\">All estates</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n<p>Set: {}. Lane: {}.</p>\n<p class=\"verdict {}\"><strong>{}</strong></p>\n",
+        escape(&r.description),
+        escape(&r.set),
+        escape(&r.lane),
+        if clear(r) { "clear" } else { "red" },
+        escape(&r.verdict_line())
+    );
+    if !r.breaks.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p>BREAK toggles on: {}. This run corrupts those assertions on purpose.</p>",
+            escape(&r.breaks.join(", "))
+        );
+    }
+    if let Some(err) = &r.error {
+        let _ = writeln!(h, "<pre>{}</pre>", escape(err.trim()));
+    }
+    h.push_str("<section id=\"changes\"><h2>Since the last run</h2>\n");
+    h.push_str(&since_html(since));
+    h.push_str("</section>\n<section id=\"stages\"><h2>Stages</h2>\n<div class=\"scroll\"><table class=\"stages\"><thead><tr><th>Stage</th><th>Verdict</th><th>Duration</th><th>choudoufu</th><th>stock terraform</th><th>moto requests, estate / oracle twin</th><th>Detail</th></tr></thead><tbody>\n");
+    for s in &r.stages {
+        h.push_str(&stage_row(s));
+    }
+    h.push_str("</tbody></table></div>\n<p>choudoufu and stock terraform: the wall time each ran during the stage, with the provider it runs (overlapping runs counted once; – where it did not run). Requests: what moto served on each twin during the stage, the witness's reads included. A record written before stages were measured leaves them blank.</p>\n</section>\n");
+    if let Some(svg) = chart {
+        h.push_str("<section id=\"time\"><h2>Where each stage's time went</h2>\n");
+        h.push_str(&figure(
+            svg,
+            &format!("{}: each stage's time, choudoufu beside stock terraform", r.estate),
+            "Each measured stage: the seconds choudoufu ran (blue, upper bar) beside the seconds stock terraform ran (orange, lower bar). Cold deploy is stock's alone; the engine's stages run stock on the oracle twin where the seeds do.",
+        ));
+        h.push_str("</section>\n");
+    }
+    let t = &r.timing;
+    let v = &r.versions;
+    let _ = writeln!(
+        h,
+        "<section id=\"run\"><h2>The run</h2>\n<p>Commit <code>{}</code>, started {}, exit code {}. Substrate moto {} (two servers on loopback, one per twin), witness aws-cli {}. Oracle: stock terraform {} (pinned {}), hashicorp/aws provider {}. Engine: choudoufu {}.</p>",
+        escape(&r.commit),
+        date(&r.started_at),
+        r.exit_code,
+        escape(&v.emulator),
+        escape(&v.witness),
+        escape(&v.terraform),
+        escape(&v.terraform_pin),
+        escape(&v.aws_provider),
+        escape(&v.engine)
+    );
+    h.push_str(
+        "<table><thead><tr><th>Where the run's time went</th><th>Time</th></tr></thead><tbody>\n",
+    );
+    for (what, d) in [
+        ("terraform and its provider", t.terraform),
+        ("choudoufu and its provider", t.engine),
+        ("emulator start", t.emulator),
+        ("witness (AWS CLI)", t.witness),
+        ("provisioning", t.provisioning),
+        ("the harness itself", t.harness),
+        ("total", t.total),
+    ] {
+        let _ = writeln!(
+            h,
+            "<tr><td>{what}</td><td class=\"num\">{}</td></tr>",
+            human(d)
+        );
+    }
+    h.push_str("</tbody></table></section>\n");
+    if !r.plans.is_empty() {
+        h.push_str("<section id=\"plans\" class=\"plans\"><h2>Plans</h2>\n");
+        for p in &r.plans {
+            let _ = writeln!(
+                h,
+                "<details><summary>{}: {} on the {} twin: {}</summary><pre>{}</pre></details>",
+                escape(p.stage.title()),
+                escape(&p.tool),
+                escape(&p.twin),
+                escape(&p.summary),
+                escape(p.text.trim_end())
+            );
+        }
+        h.push_str("</section>\n");
+    }
+    h.push_str(&history_html(&r.estate, lines));
+    h.push_str(&reproduce_html(&r.reproduce, NEEDS));
+    document(&format!("Evidence · {}", r.estate), &h)
+}
+
+const INTRO: &str = "The gauntlet runs each estate, a real terraform root, through every stage of its life on twin moto servers: stock terraform on the oracle twin, choudoufu on the estate twin, and the AWS CLI reading both back. A row is an estate's last run; a cell is one stage's verdict and links to that stage on the estate's page.";
+
+/// The cell of one stage in the matrix, in HTML.
+fn matrix_cell(r: &RunRecord, stage: StageId) -> String {
+    let e = escape(&r.estate);
+    let Some(s) = r.stages.iter().find(|s| s.stage == stage) else {
+        return "<td class=\"v none\"></td>".into();
+    };
+    let duration = s
+        .duration_ms
+        .map(|d| format!(" in {}", ms(d)))
+        .unwrap_or_default();
+    let ran = if s.verdict == Verdict::NotRun {
+        ""
+    } else {
+        " data-ran=\"\""
+    };
+    format!(
+        "<td class=\"v {}\"{ran}><a href=\"{e}.html#{}\" title=\"{}: {}{duration}\">{}</a></td>",
+        class(s.verdict),
+        s.stage.slug(),
+        escape(&s.title),
+        s.verdict.word(),
+        s.verdict.word()
+    )
+}
+
+fn bench_table_html(b: &PlanFromNothing) -> String {
+    let mut h = String::from("<div class=\"scroll\"><table><thead><tr><th>objects</th><th>terraform plan (refresh) s</th><th>requests</th><th>choudoufu plan s</th><th>requests</th><th>ratio</th><th>choudoufu plan -no-records s</th><th>requests</th></tr></thead><tbody>\n");
+    for r in &b.rows {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}x</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
+            r.objects,
+            r.terraform_s,
+            r.terraform_requests,
+            r.choudoufu_s,
+            r.choudoufu_requests,
+            r.choudoufu_s / r.terraform_s,
+            r.no_records_s,
+            r.no_records_requests
+        );
+    }
+    h.push_str("</tbody></table></div>\n");
+    h
+}
+
+fn bench_facts(b: &PlanFromNothing) -> String {
+    format!(
+        "Measured at commit `{}`, started {}, {} build, on {} cores; {}, hashicorp/aws {}, moto {}: `{}`.",
+        b.commit,
+        date(&b.started_at),
+        b.build,
+        b.cores,
+        b.terraform,
+        b.aws_provider,
+        b.emulator,
+        b.command
+    )
+}
+
+const BENCH_INTRO: &str = "Generated estates of SSM parameters and S3 buckets are applied by stock terraform and migrated by choudoufu; then, with nothing changed, stock plans from its state with a refresh and choudoufu plans from the live system alone, with its record store and with `-no-records`. Goal: wall time at most stock's; requests at most stock's plus one listing per swept type.";
+
+/// The index page in HTML.
+pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
+    let stages = site.stages();
+    let mut h = String::from(
+        "<nav><a href=\"#matrix\">Estates</a><a href=\"#plan-from-nothing\">Plan from nothing</a><a href=\"#reproduce\">Reproduce it</a><a href=\"index.md\">Markdown</a></nav>\n<h1>choudoufu · evidence</h1>\n",
+    );
+    let _ = writeln!(h, "<p>{}</p>", inline(INTRO));
+    h.push_str("<section id=\"matrix\"><h2>Estates by stage</h2>\n<div class=\"scroll\"><table class=\"matrix\"><thead><tr><th scope=\"col\">Estate, last run</th>");
+    for s in &stages {
+        let _ = write!(
+            h,
+            "<th class=\"stage\" scope=\"col\">{}</th>",
+            escape(s.title()).replace('_', "_<wbr>")
+        );
+    }
+    h.push_str("</tr></thead><tbody>\n");
+    for (r, _) in &site.estates {
+        let e = escape(&r.estate);
+        let (verdict_class, word) = if clear(r) {
+            ("pass", "clear")
+        } else {
+            ("fail", "red")
+        };
+        let _ = write!(
+            h,
+            "<tr id=\"estate-{e}\" data-estate=\"{e}\"><th scope=\"row\"><a href=\"{e}.html\">{}</a><br><small><span class=\"{verdict_class}\">{word}</span> · {}<br>{} · <code>{}</code></small></th>",
+            e.replace('-', "-<wbr>"),
+            tally_of(r),
+            date(&r.started_at),
+            escape(&r.commit)
+        );
+        for s in &stages {
+            h.push_str(&matrix_cell(r, *s));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody></table></div>\n<p>pass: every assertion of the stage held; fail: one did not (the page names it); error: the stage could not finish; not run: the page says why.</p>\n<ul>\n");
+    for (r, lines) in &site.estates {
+        let e = escape(&r.estate);
+        let _ = writeln!(
+            h,
+            "<li><a href=\"{e}.html\">{e}</a>: {} <a href=\"{e}.md\">Markdown</a> · <a href=\"{e}.json\">JSON</a>{}.</li>",
+            escape(&r.description),
+            match lines.len() {
+                0 => " · no run in its history yet".to_owned(),
+                n => format!(
+                    " · <a href=\"history/{e}.jsonl\">history</a> ({n} run{})",
+                    if n == 1 { "" } else { "s" }
+                ),
+            }
+        );
+    }
+    h.push_str("</ul></section>\n<section id=\"plan-from-nothing\"><h2>Plan from nothing</h2>\n");
+    match &site.plan_from_nothing {
+        Some(b) => {
+            let _ = writeln!(h, "<p>{}</p>", inline(BENCH_INTRO));
+            h.push_str(&bench_table_html(b));
+            let _ = writeln!(h, "<p>{} The page: <a href=\"plan-from-nothing.md\">plan-from-nothing.md</a>.</p>", inline(&bench_facts(b)));
+            if let Some([time, requests]) = bench_charts {
+                h.push_str(&figure(time, "Plan from nothing: wall time against object count", "Wall time of one plan with nothing to change, against the estate's object count."));
+                h.push_str(&figure(requests, "Plan from nothing: requests against object count", "Requests moto served during that plan, against the estate's object count."));
+            }
+        }
+        None => h.push_str("<p>No plan-from-nothing figures in this directory yet: <code>scripts/bench-plan.sh</code> writes them.</p>\n"),
+    }
+    h.push_str("</section>\n");
+    let mut commands = SITE_COMMANDS.to_owned();
+    if let Some(b) = &site.plan_from_nothing {
+        commands.push('\n');
+        commands.push_str(&b.command);
+    }
+    h.push_str(&reproduce_html(&commands, &format!("{NEEDS} {SITE_NEEDS}")));
+    document("choudoufu · evidence", &h)
+}
+
+/// The index page in Markdown, for reading on the repository.
+pub fn index_markdown(site: &Site) -> String {
+    let stages = site.stages();
+    let mut md = format!("# choudoufu · evidence\n\n{INTRO}\n\n## Estates by stage\n\n| Estate | Verdict | Last run |");
+    for s in &stages {
+        let _ = write!(md, " {} |", s.title());
+    }
+    md.push_str("\n|---|---|---|");
+    md.push_str(&"---|".repeat(stages.len()));
+    md.push('\n');
+    for (r, _) in &site.estates {
+        let e = &r.estate;
+        let _ = write!(
+            md,
+            "| [{e}]({e}.md) | {} | {} `{}` |",
+            if clear(r) { "clear" } else { "**red**" },
+            date(&r.started_at),
+            r.commit
+        );
+        for stage in &stages {
+            match r.stages.iter().find(|s| s.stage == *stage) {
+                Some(s) => {
+                    let word = match s.verdict {
+                        Verdict::Fail | Verdict::Error => format!("**{}**", s.verdict.word()),
+                        v => v.word().to_owned(),
+                    };
+                    let _ = write!(md, " [{word}]({e}.md#{}) |", s.stage.slug());
+                }
+                None => md.push_str(" |"),
+            }
+        }
+        md.push('\n');
+    }
+    md.push_str("\npass: every assertion of the stage held; fail: one did not (the page names it); error: the stage could not finish; not run: the page says why. Each estate's HTML page (`<estate>.html`) adds its history and a chart of each stage's time; `index.html` is this page for a browser.\n\n");
+    for (r, lines) in &site.estates {
+        let e = &r.estate;
+        let _ = writeln!(
+            md,
+            "- [{e}]({e}.md): {} [JSON]({e}.json){}.",
+            r.description,
+            match lines.len() {
+                0 => " · no run in its history yet".to_owned(),
+                n => format!(
+                    " · [history](history/{e}.jsonl) ({n} run{})",
+                    if n == 1 { "" } else { "s" }
+                ),
+            }
+        );
+    }
+    md.push_str("\n## Plan from nothing\n\n");
+    match &site.plan_from_nothing {
+        Some(b) => {
+            let _ = writeln!(md, "{BENCH_INTRO}\n");
+            md.push_str("| objects | terraform plan (refresh) s | requests | choudoufu plan s | requests | ratio | choudoufu plan -no-records s | requests |\n|---|---|---|---|---|---|---|---|\n");
+            for r in &b.rows {
+                let _ = writeln!(
+                    md,
+                    "| {} | {:.2} | {} | {:.2} | {} | {:.2}x | {:.2} | {} |",
+                    r.objects,
+                    r.terraform_s,
+                    r.terraform_requests,
+                    r.choudoufu_s,
+                    r.choudoufu_requests,
+                    r.choudoufu_s / r.terraform_s,
+                    r.no_records_s,
+                    r.no_records_requests
+                );
+            }
+            let _ = writeln!(
+                md,
+                "\n{} The page: [plan-from-nothing.md](plan-from-nothing.md).\n\n![Plan from nothing: wall time against object count]({BENCH_TIME_CHART})\n\n![Plan from nothing: requests against object count]({BENCH_REQUESTS_CHART})",
+                bench_facts(b)
+            );
+        }
+        None => md.push_str("No plan-from-nothing figures in this directory yet: `scripts/bench-plan.sh` writes them.\n"),
+    }
+    let mut commands = SITE_COMMANDS.to_owned();
+    if let Some(b) = &site.plan_from_nothing {
+        commands.push('\n');
+        commands.push_str(&b.command);
+    }
+    let _ = writeln!(
+        md,
+        "\n## Reproduce it\n\n```\n{commands}\n```\n\n{NEEDS} {SITE_NEEDS}\n\n{BREAKS}\n"
+    );
+    md.push_str(&report::toggles_markdown());
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::record;
+
+    fn reports_with(records: &[RunRecord]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for r in records {
+            fs::write(
+                d.path().join(format!("{}.json", r.estate)),
+                serde_json::to_string(r).unwrap(),
+            )
+            .unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn the_site_takes_every_record_the_directory_holds() {
+        let mut b = record();
+        b.estate = "b-root".into();
+        b.stages[0].verdict = Verdict::Fail;
+        let d = reports_with(&[b, record()]);
+        // Other JSON beside the records is not an estate.
+        fs::write(d.path().join("notes.json"), "{\"figures\": [1, 2]}").unwrap();
+        let index = render(d.path()).unwrap();
+        let md = fs::read_to_string(d.path().join("index.md")).unwrap();
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| [")).collect();
+        assert_eq!(rows.len(), 2, "{md}");
+        assert!(rows[0].starts_with("| [b-root](b-root.md) | **red** | 2026-12-02 00:00 UTC `abc` | [**fail**](b-root.md#cold-deploy) | [not run](b-root.md#migrate) |"), "{}", rows[0]);
+        assert!(rows[1].starts_with("| [e](e.md) | clear |"), "{}", rows[1]);
+        assert!(md.contains("No plan-from-nothing figures"));
+        let html = fs::read_to_string(index).unwrap();
+        assert_eq!(html.matches("<tr id=\"estate-").count(), 2);
+        assert!(html.contains(
+            "<a href=\"b-root.html#cold-deploy\" title=\"Cold deploy: fail in 1m34s\">fail</a>"
+        ));
+        for page in ["e.html", "e.md", "b-root.html", "b-root.md"] {
+            assert!(d.path().join(page).is_file(), "{page}");
+        }
+        assert!(html.ends_with("</section>\n</body></html>\n"));
+        assert!(html.contains("<section id=\"reproduce\"><h2>Reproduce it</h2>"));
+    }
+
+    #[test]
+    fn a_broken_record_is_named_and_an_empty_directory_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let e = render(d.path()).unwrap_err().to_string();
+        assert!(e.contains("no run records in"), "{e}");
+        fs::write(d.path().join("x.json"), "{\"stages\": 3}").unwrap();
+        let e = render(d.path()).unwrap_err().to_string();
+        assert!(e.contains("x.json: not a run record"), "{e}");
+    }
+
+    #[test]
+    fn the_estate_page_escapes_what_it_shows_and_anchors_each_stage() {
+        let mut r = record();
+        r.stages[0].detail = "<script>x</script> & more".into();
+        let h = estate_html(&r, &[], None, None);
+        assert!(h.contains("&lt;script&gt;x&lt;/script&gt; &amp; more"));
+        assert!(!h.contains("<script>"));
+        assert!(h.contains(
+            "<tr id=\"cold-deploy\"><th scope=\"row\">Cold deploy</th><td class=\"v pass\""
+        ));
+        assert!(h.contains("<tr id=\"two-estates-on-one-twin\">"));
+        assert!(h.contains("No earlier run in this estate's history"));
+        // No history, no link to one.
+        assert!(!h.contains("href=\"history/"));
+        assert!(!h.contains("http://") && !h.contains("https://"));
+    }
+
+    #[test]
+    fn the_plan_from_nothing_figures_draw_two_charts() {
+        let d = reports_with(&[record()]);
+        let bench = PlanFromNothing {
+            started_at: "2026-12-03T22:47:39Z".into(),
+            commit: "741e8ce54e".into(),
+            build: "release".into(),
+            cores: 2,
+            terraform: "Terraform v1.11.4".into(),
+            aws_provider: "5.100.0".into(),
+            emulator: "5.2.5".into(),
+            command: "SIZES=\"15 100\" scripts/bench-plan.sh".into(),
+            rows: vec![
+                BenchRow {
+                    objects: 15,
+                    terraform_s: 8.94,
+                    terraform_requests: 81,
+                    choudoufu_s: 4.32,
+                    choudoufu_requests: 83,
+                    no_records_s: 3.85,
+                    no_records_requests: 83,
+                },
+                BenchRow {
+                    objects: 100,
+                    terraform_s: 11.9,
+                    terraform_requests: 540,
+                    choudoufu_s: 6.14,
+                    choudoufu_requests: 544,
+                    no_records_s: 6.47,
+                    no_records_requests: 544,
+                },
+            ],
+        };
+        fs::write(
+            d.path().join(PLAN_FROM_NOTHING),
+            serde_json::to_string(&bench).unwrap(),
+        )
+        .unwrap();
+        let html = fs::read_to_string(render(d.path()).unwrap()).unwrap();
+        assert_eq!(html.matches("<figure class=\"chart\">").count(), 2);
+        assert!(html.contains("<td class=\"num\">15</td><td class=\"num\">8.94</td><td class=\"num\">81</td><td class=\"num\">4.32</td><td class=\"num\">83</td><td class=\"num\">0.48x</td>"));
+        let md = fs::read_to_string(d.path().join("index.md")).unwrap();
+        assert!(
+            md.contains("| 100 | 11.90 | 540 | 6.14 | 544 | 0.52x | 6.47 | 544 |"),
+            "{md}"
+        );
+        assert!(md.contains("SIZES=\"15 100\" scripts/bench-plan.sh"));
+        assert!(d.path().join(BENCH_TIME_CHART).is_file());
+        assert!(d.path().join(BENCH_REQUESTS_CHART).is_file());
+    }
+}
