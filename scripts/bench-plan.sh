@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # Plan from nothing against stock terraform's refresh plan, on generated
-# estates of SIZES objects (default "15 100 500"): wall time, and the
+# estates of SIZES objects (default "15 100 500"; "100 500" for the mixed
+# shape). SHAPE=simple (the default) is SSM parameters and S3 buckets;
+# SHAPE=mixed is a network-shaped estate of fourteen types (a VPC and its
+# gateway, subnets, route tables, routes and associations, security groups
+# and their rules, parameters, buckets, log groups, topics, tables, roles):
+# wall time, and the
 # requests the emulator served during each plan (read from moto's request
 # log). Stock terraform applies each estate, choudoufu migrates it, and then
 # both plan the unchanged estate: terraform from its state with a refresh,
 # choudoufu from the live system alone, with and without its record store.
 # Prints a Markdown table for BENCHMARKS.md and writes the same figures as
 # an evidence page, reports/plan-from-nothing.md (PAGE= to put it elsewhere),
-# naming the commit, the date, the versions and the command.
+# naming the commit, the date, the versions and the command, and as
+# reports/plan-from-nothing.json beside it, which `gauntlet site` reads.
 #
 # Needs the virtualenv `cargo run -p gauntlet -- provision` makes (moto),
 # terraform on PATH or in TERRAFORM, and the provider mirror in
 # CHOUDOUFU_BENCH_MIRROR or live/aws-lane.toml's provider_mirrors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sizes=${SIZES:-"15 100 500"}
-page=${PAGE:-reports/plan-from-nothing.md}
+shape=${SHAPE:-simple}
+case $shape in
+  simple) sizes=${SIZES:-"15 100 500"}; page=${PAGE:-reports/plan-from-nothing.md} ;;
+  mixed) sizes=${SIZES:-"100 500"}; page=${PAGE:-reports/plan-from-nothing-mixed.md} ;;
+  *) echo "SHAPE is simple or mixed, not $shape" >&2; exit 2 ;;
+esac
 terraform=${TERRAFORM:-terraform}
 # moto's server through the gauntlet's launcher, which answers one request
 # at a time (moto's backends are not safe under concurrent requests).
@@ -73,9 +83,8 @@ for n in $sizes; do
   until curl -fs "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; do sleep 0.2; done
   root=$work/root-$n
   mkdir -p "$root"
-  # Objects: SSM parameters and tagged buckets, 4 to 1.
-  params=$(( n * 4 / 5 )); buckets=$(( n - params ))
-  cat > "$root/main.tf" <<TF
+  {
+    cat <<TF
 terraform {
   required_providers {
     aws = { source = "hashicorp/aws", version = "$version" }
@@ -91,14 +100,15 @@ provider "aws" {
   skip_requesting_account_id  = true
   s3_use_path_style           = true
   endpoints {
-    s3                       = "http://127.0.0.1:$port"
-    ssm                      = "http://127.0.0.1:$port"
-    sts                      = "http://127.0.0.1:$port"
-    iam                      = "http://127.0.0.1:$port"
-    resourcegroupstaggingapi = "http://127.0.0.1:$port"
-  }
-}
-
+TF
+    for svc in dynamodb ec2 iam logs resourcegroupstaggingapi s3 sns ssm sts; do
+      printf '    %-24s = "http://127.0.0.1:%s"\n' "$svc" "$port"
+    done
+    printf '  }\n}\n\n'
+    if [[ $shape == simple ]]; then
+      # Objects: SSM parameters and tagged buckets, 4 to 1.
+      params=$(( n * 4 / 5 )); buckets=$(( n - params ))
+      cat <<TF
 resource "aws_ssm_parameter" "p" {
   count = $params
   name  = "/bench/p/\${count.index}"
@@ -111,6 +121,112 @@ resource "aws_s3_bucket" "b" {
   bucket = "bench-\${count.index}"
 }
 TF
+    else
+      # Objects: one VPC and its internet gateway, then units of twelve
+      # (a subnet with its route table, route and association, a security
+      # group with an ingress and an egress rule, a parameter, a bucket, a
+      # log group, a topic and a table), and a role for every tenth unit.
+      units=$(( (n - 2) * 10 / 121 ))
+      roles=$(( n - 2 - units * 12 ))
+      cat <<TF
+resource "aws_vpc" "main" {
+  cidr_block = "10.0.0.0/16"
+}
+
+resource "aws_internet_gateway" "main" {
+  vpc_id = aws_vpc.main.id
+}
+
+resource "aws_subnet" "s" {
+  count      = $units
+  vpc_id     = aws_vpc.main.id
+  cidr_block = cidrsubnet("10.0.0.0/16", 8, count.index)
+}
+
+resource "aws_route_table" "r" {
+  count  = $units
+  vpc_id = aws_vpc.main.id
+}
+
+resource "aws_route" "out" {
+  count                  = $units
+  route_table_id         = aws_route_table.r[count.index].id
+  destination_cidr_block = "0.0.0.0/0"
+  gateway_id             = aws_internet_gateway.main.id
+}
+
+resource "aws_route_table_association" "a" {
+  count          = $units
+  subnet_id      = aws_subnet.s[count.index].id
+  route_table_id = aws_route_table.r[count.index].id
+}
+
+resource "aws_security_group" "g" {
+  count  = $units
+  name   = "bench-\${count.index}"
+  vpc_id = aws_vpc.main.id
+}
+
+resource "aws_vpc_security_group_ingress_rule" "in" {
+  count             = $units
+  security_group_id = aws_security_group.g[count.index].id
+  cidr_ipv4         = "10.0.0.0/8"
+  ip_protocol       = "tcp"
+  from_port         = 443
+  to_port           = 443
+}
+
+resource "aws_vpc_security_group_egress_rule" "out" {
+  count             = $units
+  security_group_id = aws_security_group.g[count.index].id
+  cidr_ipv4         = "0.0.0.0/0"
+  ip_protocol       = "-1"
+}
+
+resource "aws_ssm_parameter" "p" {
+  count = $units
+  name  = "/bench/p/\${count.index}"
+  type  = "String"
+  value = aws_subnet.s[count.index].id
+}
+
+resource "aws_s3_bucket" "b" {
+  count  = $units
+  bucket = "bench-\${count.index}"
+}
+
+resource "aws_cloudwatch_log_group" "l" {
+  count = $units
+  name  = "/bench/\${count.index}"
+}
+
+resource "aws_sns_topic" "t" {
+  count = $units
+  name  = "bench-\${count.index}"
+}
+
+resource "aws_dynamodb_table" "d" {
+  count        = $units
+  name         = "bench-\${count.index}"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "id"
+  attribute {
+    name = "id"
+    type = "S"
+  }
+}
+
+resource "aws_iam_role" "role" {
+  count = $roles
+  name  = "bench-\${count.index}"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "sts:AssumeRole", Principal = { Service = "lambda.amazonaws.com" } }]
+  })
+}
+TF
+    fi
+  } > "$root/main.tf"
   printf 'live {\n  estate = "bench"\n}\n' > "$root/live.hcl"
   (cd "$root" && "$terraform" init -input=false >/dev/null && "$terraform" apply -auto-approve -input=false -parallelism=20 >/dev/null)
   (cd "$root" && "$choudoufu" migrate >/dev/null)
@@ -119,6 +235,7 @@ TF
   read -r ch_t ch_r < <(cd "$root" && timed "$log" "$choudoufu" plan)
   read -r nr_t nr_r < <(cd "$root" && timed "$log" "$choudoufu" plan -no-records)
   printf '| %d | %.2f | %d | %.2f | %d | %.2fx | %.2f | %d |\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$(echo "$ch_t / $tf_t" | bc -l)" "$nr_t" "$nr_r" | tee -a "$table"
+  printf '%d %s %d %s %d %s %d\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$nr_t" "$nr_r" >> "$work/rows"
   kill "$moto_pid"; wait "$moto_pid" 2>/dev/null || true; moto_pid=
 done
 
@@ -126,29 +243,64 @@ commit=$(git rev-parse --short=10 HEAD)
 dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
 tf_version=$("$terraform" version | head -1)
 moto_version=$("$PWD/.venv/bin/python" -c 'import moto; print(moto.__version__)')
+command="SHAPE=$shape SIZES=\"$sizes\" scripts/bench-plan.sh"
 sizes_text=$(python3 -c 'import sys; s = sys.argv[1:]; print(", ".join(s[:-1]) + " and " + s[-1] if len(s) > 1 else s[0])' $sizes)
 mkdir -p "$(dirname "$page")"
 {
   echo "# Evidence · plan from nothing, against stock's refresh plan"
   echo
-  echo "Generated estates of $sizes_text objects (SSM parameters and S3"
-  echo "buckets, four to one) are applied by stock terraform and migrated by"
+  if [[ $shape == simple ]]; then
+    echo "Generated estates of $sizes_text objects (SSM parameters and S3"
+    echo "buckets, four to one) are applied by stock terraform and migrated by"
+  else
+    echo "Generated network-shaped estates of $sizes_text objects over fourteen"
+    echo "types (a VPC and its internet gateway; per unit a subnet, a route table,"
+    echo "a route and an association, a security group with an ingress and an"
+    echo "egress rule, an SSM parameter, an S3 bucket, a log group, an SNS topic"
+    echo "and a DynamoDB table; an IAM role for every tenth unit) are applied by"
+    echo "stock terraform and migrated by"
+  fi
   echo "choudoufu on one moto server each. Then, with nothing changed, stock"
   echo "terraform plans from its state with a refresh, and choudoufu plans from the"
   echo "live system alone: with its record store, then with \`-no-records\`. The"
   echo "wall time of each plan is measured around the process; the requests are"
   echo "the lines moto's request log gained during that plan."
   echo
-  echo "Goal: wall time at most 1.0x stock's refresh plan; requests at most stock's"
+  goal=1.0; [[ $shape == mixed ]] && goal=0.7
+  echo "Goal: wall time at most ${goal}x stock's refresh plan; requests at most stock's"
   echo "plus one listing per swept type (the tagging API's pages, 100 objects a"
   echo "page, and the IAM role listing)."
   echo
   cat "$table"
   echo
-  echo "Last run at commit $commit$dirty, started $started, release build, on $(nproc) cores; $tf_version, hashicorp/aws $version, moto $moto_version. Command:"
+  echo "Last run at commit $commit$dirty, started $started, release build, on $(nproc) cores; $tf_version, hashicorp/aws $version, moto $moto_version."
+  echo
+  echo "## Reproduce it"
   echo
   echo '```'
-  echo "SIZES=\"$sizes\" scripts/bench-plan.sh"
+  echo "$command"
   echo '```'
+  echo
+  echo "Needs the virtualenv \`cargo run -p gauntlet -- provision\` makes (moto), stock terraform on PATH or in TERRAFORM, and the aws provider in CHOUDOUFU_BENCH_MIRROR or a mirror \`live/aws-lane.toml\` names. It builds choudoufu in release mode itself. No BREAK toggle applies: these are measurements, not assertions."
 } > "$page"
-echo "wrote $page" >&2
+json=${page%.md}.json
+COMMIT="$commit$dirty" STARTED=$started CORES=$(nproc) TF_VERSION=$tf_version PROVIDER=$version MOTO=$moto_version COMMAND=$command \
+  python3 - "$work/rows" > "$json" <<'PY'
+import json, os, sys
+rows = []
+for line in open(sys.argv[1]):
+    n, tf_t, tf_r, ch_t, ch_r, nr_t, nr_r = line.split()
+    rows.append({
+        "objects": int(n),
+        "terraform_s": round(float(tf_t), 2), "terraform_requests": int(tf_r),
+        "choudoufu_s": round(float(ch_t), 2), "choudoufu_requests": int(ch_r),
+        "no_records_s": round(float(nr_t), 2), "no_records_requests": int(nr_r),
+    })
+e = os.environ
+print(json.dumps({
+    "started_at": e["STARTED"], "commit": e["COMMIT"], "build": "release",
+    "cores": int(e["CORES"]), "terraform": e["TF_VERSION"], "aws_provider": e["PROVIDER"],
+    "emulator": e["MOTO"], "command": e["COMMAND"], "rows": rows,
+}, indent=2))
+PY
+echo "wrote $page and $json" >&2
