@@ -212,7 +212,8 @@ fn equivalent_json(a: &str, b: &str) -> bool {
 }
 
 /// A state object as the configuration that would produce it: attributes
-/// only the provider sets are left null, everything else as it is.
+/// the provider sets or computes when left out are null, everything else
+/// as it is.
 pub fn config_from_state(block: &Block, state: &Value) -> Value {
     let Kind::Object(attrs) = &state.kind else {
         return state.clone();
@@ -220,7 +221,12 @@ pub fn config_from_state(block: &Block, state: &Value) -> Value {
     let mut out = BTreeMap::new();
     for (name, v) in attrs {
         if let Some(a) = block.attributes.get(name) {
-            let settable = a.required || a.optional;
+            // What the provider computes when configuration leaves it out
+            // is left out here too: the proposed value keeps the prior
+            // one, and the provider's own checks see what a root that
+            // never set it would give (a NAT gateway's secondary address
+            // count, which it refuses beside a public connectivity type).
+            let settable = a.required || (a.optional && !a.computed);
             out.insert(
                 name.clone(),
                 if settable && name != "id" {
