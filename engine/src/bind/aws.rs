@@ -337,6 +337,11 @@ impl<P: Provider + Clone> Lane<P> {
         fields: &BTreeMap<String, String>,
     ) -> Result<Option<String>, ProviderError> {
         let get = |a: &str| fields.get(a).cloned();
+        // An ID template the fields fill alone comes first: a secret is
+        // looked up by its name from configuration, but its ARN is its ID.
+        if let Some(id) = ident.entry.id.as_ref().and_then(|t| t.fill(get)) {
+            return Ok(Some(id));
+        }
         match ident.source() {
             Source::Generated => Ok(fields.get("id").cloned()),
             _ => self.id_from(ident, &get).await,

@@ -261,6 +261,12 @@ fn fill(arg: &str, attrs: &Json) -> String {
         };
         out.push_str(&rest[..open]);
         let name = &rest[open + 1..open + close];
+        // Braces around anything but a name are the CLI's own shorthand.
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push('{');
+            rest = &rest[open + 1..];
+            continue;
+        }
         match attrs.get(name) {
             Some(Json::String(s)) => out.push_str(s),
             Some(v) if !v.is_null() => out.push_str(&v.to_string()),
@@ -511,4 +517,4 @@ macro_rules! round_trips {
     };
 }
 
-round_trips!(network, probe);
+round_trips!(network, probe, storage);
