@@ -250,7 +250,7 @@ check "retired" {{
     let out = text(&migrated);
     assert!(migrated.status.success(), "{out}");
     assert!(
-        out.contains("Migrate complete! 2 newly stamped, 0 already stamped, 0 recorded (owned through their parent), 0 failed, 0 skipped."),
+        out.contains("Migrate complete! 2 newly stamped, 0 already stamped, 0 recorded, 0 failed, 0 skipped."),
         "{out}"
     );
     let tags = moto.aws(&[
