@@ -544,4 +544,4 @@ macro_rules! round_trips {
     };
 }
 
-round_trips!(network, services, storage);
+round_trips!(edge, network, services, storage);

@@ -1,3 +1,5 @@
-resource "aws_vpc" "main" {
-  cidr_block = "10.0.0.0/16"
+resource "aws_customer_gateway" "office" {
+  bgp_asn    = "65000"
+  ip_address = "198.51.100.7"
+  type       = "ipsec.1"
 }

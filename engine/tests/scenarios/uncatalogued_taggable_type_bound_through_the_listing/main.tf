@@ -1,4 +1,6 @@
-resource "aws_vpc" "main" {
-  cidr_block           = "10.0.0.0/16"
-  enable_dns_hostnames = true
+resource "aws_customer_gateway" "office" {
+  bgp_asn    = "65000"
+  ip_address = "198.51.100.7"
+  type       = "ipsec.1"
+  tags       = { Name = "office" }
 }

@@ -2,10 +2,7 @@ resource "aws_s3_bucket" "assets" {
   bucket = "shop-assets"
 }
 
-resource "aws_s3_bucket_public_access_block" "assets" {
-  bucket                  = aws_s3_bucket.assets.id
-  block_public_acls       = true
-  block_public_policy     = true
-  ignore_public_acls      = true
-  restrict_public_buckets = true
+resource "aws_s3_bucket_accelerate_configuration" "assets" {
+  bucket = aws_s3_bucket.assets.id
+  status = "Enabled"
 }
