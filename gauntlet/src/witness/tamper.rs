@@ -1,0 +1,142 @@
+//! The witness's writes: what the running system does to the twins out
+//! of band (objects it makes, messages it sends, tags it sets) and the
+//! stages' tampering, kept apart from the reads every verdict rests on.
+
+use super::{Witness, WitnessError};
+use serde_json::Value;
+use std::fs;
+
+impl Witness {
+    pub fn create_bucket(&self, name: &str) -> Result<(), WitnessError> {
+        self.call(&["s3api", "create-bucket", "--bucket", name])
+            .map(drop)
+    }
+
+    pub fn create_queue(&self, name: &str) -> Result<(), WitnessError> {
+        self.call(&["sqs", "create-queue", "--queue-name", name])
+            .map(drop)
+    }
+
+    pub fn delete_queue(&self, name: &str) -> Result<(), WitnessError> {
+        let url = self.queue_url_required(name)?;
+        self.call(&["sqs", "delete-queue", "--queue-url", &url])
+            .map(drop)
+    }
+
+    pub fn create_role(&self, name: &str) -> Result<(), WitnessError> {
+        let doc = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+        self.call(&[
+            "iam",
+            "create-role",
+            "--role-name",
+            name,
+            "--assume-role-policy-document",
+            doc,
+        ])
+        .map(drop)
+    }
+
+    pub fn put_object(&self, bucket: &str, key: &str, body: &str) -> Result<(), WitnessError> {
+        let file = self.home.join("object-body");
+        fs::write(&file, body).map_err(|source| WitnessError::Io {
+            path: file.clone(),
+            source,
+        })?;
+        let file = file.display().to_string();
+        self.call(&[
+            "s3api",
+            "put-object",
+            "--bucket",
+            bucket,
+            "--key",
+            key,
+            "--body",
+            &file,
+        ])
+        .map(drop)
+    }
+
+    /// Deletes an object. In a versioned bucket this writes a delete marker,
+    /// whose version is returned so that [`Witness::delete_version`] can put
+    /// the object back exactly as it was.
+    pub fn delete_object(&self, bucket: &str, key: &str) -> Result<Option<String>, WitnessError> {
+        let v = self.call(&["s3api", "delete-object", "--bucket", bucket, "--key", key])?;
+        Ok(match (&v["DeleteMarker"], &v["VersionId"]) {
+            (Value::Bool(true), Value::String(id)) => Some(id.clone()),
+            _ => None,
+        })
+    }
+
+    /// Deletes one version of an object for good; deleting a delete marker
+    /// brings back the version under it.
+    pub fn delete_version(
+        &self,
+        bucket: &str,
+        key: &str,
+        version: &str,
+    ) -> Result<(), WitnessError> {
+        self.call(&[
+            "s3api",
+            "delete-object",
+            "--bucket",
+            bucket,
+            "--key",
+            key,
+            "--version-id",
+            version,
+        ])
+        .map(drop)
+    }
+
+    pub fn send_message(&self, queue: &str, body: &str) -> Result<(), WitnessError> {
+        let url = self.queue_url_required(queue)?;
+        self.call(&[
+            "sqs",
+            "send-message",
+            "--queue-url",
+            &url,
+            "--message-body",
+            body,
+        ])
+        .map(drop)
+    }
+
+    pub fn tag_queue(&self, queue: &str, key: &str, value: &str) -> Result<(), WitnessError> {
+        let url = self.queue_url_required(queue)?;
+        let tag = format!("{key}={value}");
+        self.call(&["sqs", "tag-queue", "--queue-url", &url, "--tags", &tag])
+            .map(drop)
+    }
+
+    pub fn tag_table(&self, table: &str, key: &str, value: &str) -> Result<(), WitnessError> {
+        let arn = self.table_arn(table)?;
+        let tags = serde_json::json!([{ "Key": key, "Value": value }]).to_string();
+        self.call(&[
+            "dynamodb",
+            "tag-resource",
+            "--resource-arn",
+            &arn,
+            "--tags",
+            &tags,
+        ])
+        .map(drop)
+    }
+
+    pub fn untag_table(&self, table: &str, key: &str) -> Result<(), WitnessError> {
+        let arn = self.table_arn(table)?;
+        self.call(&[
+            "dynamodb",
+            "untag-resource",
+            "--resource-arn",
+            &arn,
+            "--tag-keys",
+            key,
+        ])
+        .map(drop)
+    }
+
+    pub fn delete_parameter(&self, name: &str) -> Result<(), WitnessError> {
+        self.call(&["ssm", "delete-parameter", "--name", name])
+            .map(drop)
+    }
+}
