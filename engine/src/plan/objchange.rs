@@ -110,6 +110,7 @@ fn ignore_path(e: &Expression) -> Option<Vec<String>> {
 /// Fills in the arguments the provider cannot read back. The live system
 /// cannot disagree with them, so they take the configured value, else the
 /// recorded one; one left null takes the provider's planned default later.
+/// A `timeouts` block is one of them for every type.
 pub fn patch_config_only(
     live: &mut Value,
     config: &Value,
@@ -133,7 +134,20 @@ pub fn patch_config_only(
             attrs.insert(name.to_string(), v);
         }
     }
+    if schema.block.block_types.contains_key(TIMEOUTS) {
+        if let Some(v) = config
+            .get(TIMEOUTS)
+            .filter(|v| !v.is_null() && v.is_known())
+        {
+            attrs.insert(TIMEOUTS.to_string(), v.clone());
+        }
+    }
 }
+
+/// The provider SDK's `timeouts` block, of every type that has one: never
+/// read back from the API, kept by terraform's state from the
+/// configuration of the last apply, so config-only for every type.
+const TIMEOUTS: &str = "timeouts";
 
 /// Config-only arguments still null in the live value take the planned
 /// value (the provider's default), so leaving them unset is no change.
@@ -141,8 +155,8 @@ pub fn default_config_only(live: &mut Value, planned: &Value, config_only: &[&st
     let Kind::Object(attrs) = &mut live.kind else {
         return;
     };
-    for name in config_only {
-        if attrs.get(*name).is_some_and(Value::is_null) {
+    for name in config_only.iter().copied().chain([TIMEOUTS]) {
+        if attrs.get(name).is_some_and(Value::is_null) {
             if let Some(p) = planned.get(name) {
                 attrs.insert(name.to_string(), p.clone());
             }
