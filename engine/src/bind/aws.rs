@@ -478,6 +478,15 @@ pub fn identity(aws: bool, type_name: &str, schema: Option<&Schema>) -> Identity
     Identity::of(type_name, tags)
 }
 
+/// The aws provider's default configuration: the one the estate's lock
+/// (an SSM parameter in the live system) is taken through.
+pub fn default_provider() -> crate::config::ProviderRef {
+    crate::config::ProviderRef {
+        name: "aws".into(),
+        alias: None,
+    }
+}
+
 /// The data source that reads the tagging API.
 const TAGGING: &str = "aws_resourcegroupstaggingapi_resources";
 

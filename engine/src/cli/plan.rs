@@ -95,10 +95,7 @@ pub(crate) async fn take_lock(
     engine::planner::configure_providers(&ws.tree.module, ws.vars.clone(), &mut ws.sessions)
         .await
         .map_err(|d| anyhow::anyhow!("{d}"))?;
-    let aws = engine::config::ProviderRef {
-        name: "aws".into(),
-        alias: None,
-    };
+    let aws = engine::bind::aws::default_provider();
     let provider = ws
         .sessions
         .get(&aws)

@@ -33,10 +33,7 @@ pub(crate) fn force_unlock(lock_id: &str, force: bool) -> anyhow::Result<()> {
             )
             .await
             .map_err(|d| anyhow::anyhow!("{d}"))?;
-            let aws = engine::config::ProviderRef {
-                name: "aws".into(),
-                alias: None,
-            };
+            let aws = engine::bind::aws::default_provider();
             let provider = ws
                 .sessions
                 .get(&aws)
