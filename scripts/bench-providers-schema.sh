@@ -36,6 +36,7 @@ for root in terraform choudoufu; do
 done
 export TF_CLI_CONFIG_FILE=$work/cli.tfrc CHECKPOINT_DISABLE=1
 (cd "$work/terraform" && "$terraform" init -input=false >/dev/null)
+(cd "$work/choudoufu" && "$choudoufu" init -input=false >/dev/null)
 
 # run DIR CMD...: prints "seconds engine_peak_kb provider_peak_kb".
 run() {

@@ -119,7 +119,7 @@ async fn check(
             }
         }
         Err(e) => {
-            match e.lock_diagnostics() {
+            match e.validate_lock_diagnostics() {
                 Some((lock_diags, lock_file)) => {
                     diags.extend(lock_diags);
                     sources.extend(&lock_file);

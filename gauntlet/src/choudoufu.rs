@@ -16,6 +16,9 @@ use std::process::Command;
 use crate::clock::{Category, Clock};
 use crate::process;
 
+/// The dependency lock file a repository commits beside its root.
+const LOCK_FILE: &str = ".terraform.lock.hcl";
+
 /// The engine could not be found or run, or printed what cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -330,10 +333,11 @@ impl EngineRoot {
     }
 
     /// A fresh copy of this root under `base`, as a new clone of its
-    /// repository would be: the `.tf`, `.tf.json` and `live.hcl` files only
-    /// (no record store, no state file, no `.terraform`), in `base/root`,
-    /// with an empty home and schema cache beside it.
-    pub fn fresh_copy(&self, base: &Path) -> Result<EngineRoot, EngineError> {
+    /// repository would be once `choudoufu init` ran in it: the `.tf`,
+    /// `.tf.json` and `live.hcl` files and the dependency lock file only
+    /// (no record store, no state file), in `base/root`, with an empty home
+    /// and schema cache beside it.
+    pub fn fresh_copy(&self, clock: &Clock, base: &Path) -> Result<EngineRoot, EngineError> {
         let io = |path: &Path| {
             let path = path.to_owned();
             move |source| EngineError::Io { path, source }
@@ -347,24 +351,33 @@ impl EngineRoot {
             let path = entry.map_err(io(&self.dir))?.path();
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             let source = name.ends_with(".tf") || name.ends_with(".tf.json");
-            if path.is_file() && (source || name == "live.hcl") {
+            let committed = name == "live.hcl" || name == LOCK_FILE;
+            if path.is_file() && (source || committed) {
                 let to = dir.join(&*name);
                 fs::copy(&path, &to).map_err(io(&path))?;
             }
         }
-        EngineRoot::new(
+        let fresh = EngineRoot::new(
             &self.bin,
             &dir,
             &base.join("home"),
             &self.cli_config,
             &base.join("cache"),
-        )
+        )?;
+        fresh.init(clock)?;
+        Ok(fresh)
     }
 
     /// Another root on this root's twin: the `.tf` files and `live.hcl` of
     /// `source`, copied into a folder `name` beside this root with this
-    /// root's provider override, its own home, and this root's schema cache.
-    pub fn beside(&self, name: &str, source: &Path) -> Result<EngineRoot, EngineError> {
+    /// root's provider override, its own home, and this root's schema
+    /// cache, initialised by `choudoufu init`.
+    pub fn beside(
+        &self,
+        clock: &Clock,
+        name: &str,
+        source: &Path,
+    ) -> Result<EngineRoot, EngineError> {
         let io = |path: &Path| {
             let path = path.to_owned();
             move |source| EngineError::Io { path, source }
@@ -394,13 +407,26 @@ impl EngineRoot {
                 copy(&path, &name)?;
             }
         }
-        EngineRoot::new(
+        let beside = EngineRoot::new(
             &self.bin,
             &dir,
             &base.join("home"),
             &self.cli_config,
             &self.cache,
-        )
+        )?;
+        beside.init(clock)?;
+        Ok(beside)
+    }
+
+    /// `choudoufu init -input=false`: the providers the lock file selects
+    /// (or the constraints allow, writing one) installed in this root.
+    pub fn init(&self, clock: &Clock) -> Result<(), EngineError> {
+        let args = ["init", "-input=false", "-no-color"];
+        let out = self.run(clock, &args)?;
+        if out.code != 0 {
+            return Err(Self::failed(&args, &out));
+        }
+        Ok(())
     }
 
     /// The record store of `estate` in this root.

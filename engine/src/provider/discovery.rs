@@ -21,6 +21,10 @@
 //! `HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE*`; packed
 //! `.zip` mirrors and network installation are not supported, and an error
 //! says so by listing every place looked and what was there.
+//!
+//! The engine's commands launch only what the lock file selects
+//! ([`super::locked`]); `Places` serves tools that look for a provider
+//! before any root is initialised, such as the gauntlet's machine check.
 
 use std::cmp::Ordering;
 use std::ffi::OsString;

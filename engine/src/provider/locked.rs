@@ -5,9 +5,10 @@
 //! every provider the configuration requires has a locked version its
 //! constraints allow. Only then are the binaries handed out.
 //!
-//! A root without a lock file is not checked here: the caller finds
-//! providers by [`super::discovery`], as before `init`. Installing, and
-//! writing the lock file, belong to [`super::install`] and `init`.
+//! A root without a lock file has selected nothing, as for terraform: a
+//! configuration that requires a provider is inconsistent with it until
+//! `init` writes one. Installing, and writing the lock file, belong to
+//! [`super::install`] and `init`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -31,6 +32,8 @@ pub enum LockError {
     /// The configuration requires what the lock file does not select.
     Inconsistent {
         problems: Vec<String>,
+        /// The required providers the lock file selects no version of.
+        unselected: Vec<ProviderSource>,
         locks_empty: bool,
     },
 }
@@ -60,6 +63,7 @@ impl LockError {
             LockError::Inconsistent {
                 problems,
                 locks_empty,
+                ..
             } => {
                 let list: String = problems.iter().map(|p| format!("\n  - {p}")).collect();
                 let suggestion = if *locks_empty {
@@ -73,6 +77,27 @@ impl LockError {
                 );
                 (d.into(), Sources::default())
             }
+        }
+    }
+}
+
+impl LockError {
+    /// What `validate` reports instead: it checks no selections, but a
+    /// provider with none selected is one it cannot load ("Missing required
+    /// provider", as terraform's validate says it).
+    pub fn validate_diagnostics(&self) -> (Diagnostics, Sources) {
+        match self {
+            LockError::Inconsistent { unselected, .. } if !unselected.is_empty() => {
+                let mut diags = Diagnostics::default();
+                for provider in unselected {
+                    diags.push(Diagnostic::error(
+                        "Missing required provider",
+                        format!("This configuration requires provider {provider}, but that provider isn't available. You may be able to install it automatically by running:\n  choudoufu init"),
+                    ));
+                }
+                (diags, Sources::default())
+            }
+            _ => self.diagnostics(),
         }
     }
 }
@@ -94,17 +119,18 @@ fn in_automation() -> bool {
     std::env::var_os("TF_IN_AUTOMATION").is_some_and(|v| !v.is_empty())
 }
 
-/// The binary of each locked provider, verified; `Ok(None)` when the root
-/// has no lock file. `required` is every provider the configuration
+/// The binary of each locked provider, verified (none when the root has
+/// no lock file). `required` is every provider the configuration
 /// requires, with its constraints combined; `memo` remembers file
 /// checksums while the files stay unchanged.
 pub fn selections(
     root: &Path,
     required: &BTreeMap<ProviderSource, VersionConstraint>,
     memo: Option<&SchemaCache>,
-) -> Result<Option<BTreeMap<ProviderSource, FoundProvider>>, LockError> {
-    let Some((locks, _warnings)) = Locks::read(root).map_err(LockError::Invalid)? else {
-        return Ok(None);
+) -> Result<BTreeMap<ProviderSource, FoundProvider>, LockError> {
+    let locks = match Locks::read(root).map_err(LockError::Invalid)? {
+        Some((locks, _warnings)) => locks,
+        None => Locks::default(),
     };
     let base = root.join(".terraform").join("providers");
     let platform = current_target();
@@ -168,11 +194,13 @@ pub fn selections(
         return Err(LockError::NotInstalled(missing));
     }
     let mut problems = Vec::new();
+    let mut unselected = Vec::new();
     for (provider, constraint) in required {
         let Some(lock) = locks.providers.get(provider) else {
             problems.push(format!(
                 "provider {provider}: required by this configuration but no version is selected"
             ));
+            unselected.push(provider.clone());
             continue;
         };
         if !constraint.allows(&lock.version) {
@@ -194,8 +222,9 @@ pub fn selections(
     if !problems.is_empty() {
         return Err(LockError::Inconsistent {
             problems,
+            unselected,
             locks_empty: locks.providers.is_empty(),
         });
     }
-    Ok(Some(found))
+    Ok(found)
 }

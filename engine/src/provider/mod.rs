@@ -317,6 +317,17 @@ impl SchemasError {
             _ => None,
         }
     }
+
+    /// As [`SchemasError::lock_diagnostics`], worded as `validate` words
+    /// them.
+    pub fn validate_lock_diagnostics(
+        &self,
+    ) -> Option<(crate::diag::Diagnostics, crate::diag::Sources)> {
+        match self {
+            SchemasError::Locked(e) => Some(e.validate_diagnostics()),
+            _ => None,
+        }
+    }
 }
 
 /// The schema of every provider the root's `required_providers` names,
@@ -332,13 +343,9 @@ pub async fn required_schemas(
         .map(|r| (r.source.clone(), r.constraint.clone()))
         .collect();
     let locked = locked::selections(root, &required, cache).map_err(SchemasError::Locked)?;
-    let places = discovery::Places::for_root(root)?;
     let mut loaded = Vec::new();
     for requirement in requirements {
-        let found = match locked.as_ref().and_then(|l| l.get(&requirement.source)) {
-            Some(found) => found.clone(),
-            None => places.find(&requirement.source, &requirement.constraint)?,
-        };
+        let found = resolve::selected(&locked, &requirement.source)?;
         tracing::debug!(
             source = %found.source,
             version = %found.version,

@@ -1,12 +1,11 @@
 //! The providers a loaded module needs, found and with their schemas: the
 //! `required_providers` entries, and the `hashicorp/<name>` provider
 //! terraform implies for any other local name a resource or provider block
-//! uses. With a lock file, each binary is the one `init` installed and the
-//! lock file vouches for ([`super::locked`]); without one, the one
-//! discovery finds.
+//! uses. Each binary is the one `init` installed and the lock file vouches
+//! for ([`super::locked`]); a root with no lock file has none to use.
 
 use super::cache::SchemaCache;
-use super::discovery::{FoundProvider, Places, ProviderSource, VersionConstraint};
+use super::discovery::{FoundProvider, ProviderSource, VersionConstraint};
 use super::locked::{self, LockError};
 use super::plugin::LaunchOptions;
 use super::schema::ProviderSchema;
@@ -56,25 +55,12 @@ pub async fn for_modules(
         required.insert(source.clone(), combined);
     }
     let locked = locked::selections(root, &required, cache).map_err(SchemasError::Locked)?;
-    let places = match locked {
-        Some(_) => None,
-        None => Some(Places::for_root(root)?),
-    };
     let mut schemas: BTreeMap<PathBuf, Arc<ProviderSchema>> = BTreeMap::new();
     let mut out = Vec::with_capacity(modules.len());
     for wanted in wanted {
         let mut resolved = BTreeMap::new();
-        for (name, (source, constraint)) in wanted {
-            let found = match (&locked, &places) {
-                (Some(locked), _) => locked.get(&source).cloned().ok_or_else(|| {
-                    SchemasError::Locked(LockError::Inconsistent {
-                        problems: vec![format!("provider {source}: required by this configuration but no version is selected")],
-                        locks_empty: locked.is_empty(),
-                    })
-                })?,
-                (None, Some(places)) => places.find(&source, &constraint)?,
-                (None, None) => unreachable!("places are read when there is no lock file"),
-            };
+        for (name, (source, _)) in wanted {
+            let found = selected(&locked, &source)?;
             let schema = match schemas.get(&found.executable) {
                 Some(s) => s.clone(),
                 None => {
@@ -95,6 +81,23 @@ pub async fn for_modules(
         out.push(resolved);
     }
     Ok(out)
+}
+
+/// The locked binary of `source`, which [`locked::selections`] checked
+/// every required provider has.
+pub(super) fn selected(
+    locked: &BTreeMap<ProviderSource, FoundProvider>,
+    source: &ProviderSource,
+) -> Result<FoundProvider, SchemasError> {
+    locked.get(source).cloned().ok_or_else(|| {
+        SchemasError::Locked(LockError::Inconsistent {
+            problems: vec![format!(
+                "provider {source}: required by this configuration but no version is selected"
+            )],
+            unselected: vec![source.clone()],
+            locks_empty: locked.is_empty(),
+        })
+    })
 }
 
 /// The source and version constraint of every provider `module` names.

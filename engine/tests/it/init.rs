@@ -317,6 +317,67 @@ fn init_bad_cases_are_refused_with_nothing_written() {
 }
 
 /// Every path under `dir`, to show nothing was written.
+#[test]
+fn a_root_with_no_lock_file_is_refused_as_terraform_refuses_it() {
+    // A root requiring the aws provider, never initialised: plan asks for
+    // init, validate names the missing provider, in terraform's words and
+    // with its exit code, and neither starts a provider or writes a thing.
+    let w = Workdir::new();
+    let root = crate::support::aws_root(w.dir.path());
+    let mut main = fs::read_to_string(root.join("main.tf")).unwrap();
+    main.push_str(&aws_provider("http://127.0.0.1:1"));
+    main.push_str("resource \"aws_sqs_queue\" \"q\" {\n  name = \"q\"\n}\n");
+    fs::write(root.join("main.tf"), main).unwrap();
+    crate::support::write_live(&root, "nolock");
+    let before = listing(&root);
+    let expected: [(&str, &[&str]); 2] = [
+        (
+            "plan",
+            &[
+                "Error: Inconsistent dependency lock file",
+                "- provider registry.terraform.io/hashicorp/aws: required by this configuration but no version is selected",
+                "To make the initial dependency selections that will initialize the dependency lock file, run: TOOL init",
+            ],
+        ),
+        (
+            "validate",
+            &[
+                "Error: Missing required provider",
+                "This configuration requires provider registry.terraform.io/hashicorp/aws, but that provider isn't available. You may be able to install it automatically by running: TOOL init",
+            ],
+        ),
+    ];
+    for (command, lines) in expected {
+        let ours = w.engine(&[command]);
+        let theirs = w.run(&terraform(), &[command, "-no-color"]);
+        for (tool, out) in [("choudoufu", &ours), ("terraform", &theirs)] {
+            let said = flat(&text(out));
+            assert_eq!(out.status.code(), Some(1), "{tool} {command}: {said}");
+            for line in lines {
+                let line = line.replace("TOOL", tool);
+                assert!(
+                    said.contains(&line),
+                    "{tool} {command}: no {line:?} in {said}"
+                );
+            }
+        }
+        assert_eq!(listing(&root), before, "{command} wrote something");
+    }
+
+    // A root that requires no provider needs no lock file, for either.
+    let bare = Workdir::new();
+    fs::write(
+        bare.dir.path().join("main.tf"),
+        "output \"x\" {\n  value = 1\n}\n",
+    )
+    .unwrap();
+    crate::support::write_live(bare.dir.path(), "nolock");
+    let ours = bare.engine(&["plan"]);
+    assert!(ours.status.success(), "{}", text(&ours));
+    let theirs = bare.run(&terraform(), &["plan", "-input=false", "-no-color"]);
+    assert!(theirs.status.success(), "{}", text(&theirs));
+}
+
 fn listing(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];

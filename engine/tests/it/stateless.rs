@@ -88,6 +88,7 @@ fn apply_replan_scale_and_destroy_with_no_state_file() {
         "--value",
         "x",
     ]);
+    e.init();
 
     let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
@@ -172,6 +173,7 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
         &moto,
         "resource \"aws_ssm_parameter\" \"taken\" {\n  name  = \"/it/taken\"\n  type  = \"String\"\n  value = \"ours\"\n}\n",
     );
+    e.init();
     let refused = e.engine(&["plan"]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     let out = text(&refused);
@@ -252,6 +254,7 @@ output "planned_at" {{
     )
     .unwrap();
     write_live(e.dir.path(), ESTATE);
+    e.init();
     let planned = e.engine(&["plan", "-out", "stamp.plan"]);
     let out = text(&planned);
     assert!(planned.status.success(), "{out}");
@@ -291,6 +294,7 @@ fn a_saved_plan_applies_only_to_the_live_system_it_read() {
     let moto = Moto::start();
     let e = Workdir::new();
     root(e.dir.path(), &moto, "");
+    e.init();
     assert!(e.engine(&["apply", "-auto-approve"]).status.success());
     let planned = e.engine(&["plan", "-var", "shards=1", "-out", "approved.plan"]);
     assert!(planned.status.success(), "{}", text(&planned));
@@ -376,6 +380,7 @@ fn an_apply_killed_at_a_commit_loses_nothing() {
     let moto = Moto::start();
     let e = Workdir::new();
     root(e.dir.path(), &moto, "");
+    e.init();
     let killed = e.apply_killed_after("aws_s3_bucket.data");
     assert_eq!(killed.status.code(), Some(1), "{}", text(&killed));
     assert!(
@@ -426,6 +431,7 @@ fn two_applies_of_one_estate_take_turns() {
         &moto,
         "resource \"aws_sqs_queue\" \"slow\" {\n  name = \"it-slow\"\n}\n",
     );
+    e.init();
     let first = e
         .command(Path::new(env!("CARGO_BIN_EXE_choudoufu")))
         .args(["apply", "-auto-approve", "-no-color"])
@@ -526,6 +532,7 @@ fn the_strict_profile_refuses_to_repair_markers() {
     let moto = Moto::start();
     let e = Workdir::new();
     root(e.dir.path(), &moto, "");
+    e.init();
     assert!(e.engine(&["apply", "-auto-approve"]).status.success());
     moto.aws(&[
         "ssm",
@@ -636,6 +643,7 @@ fn killed_at_every_commit_point_the_next_plan_is_the_remainder() {
     let moto = Moto::start();
     let e = Workdir::new();
     commit_points_root(e.dir.path(), &moto);
+    e.init();
     let addresses = [
         "aws_s3_bucket.data",
         "aws_s3_bucket_versioning.data",
@@ -714,6 +722,7 @@ fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
     let e = Workdir::new();
     let hashed = |name: &str| HASHED.replace("NAME", name);
     root(e.dir.path(), &moto, &hashed("a"));
+    e.init();
     let first = e.engine(&["apply", "-auto-approve"]);
     assert!(first.status.success(), "{}", text(&first));
 

@@ -142,6 +142,13 @@ impl Workdir {
         self.run(Path::new(env!("CARGO_BIN_EXE_choudoufu")), &all)
     }
 
+    /// `choudoufu init`, as a user runs it once the root names its
+    /// providers; panics with its output unless it succeeds.
+    pub fn init(&self) {
+        let out = self.engine(&["init", "-input=false"]);
+        assert!(out.status.success(), "choudoufu init: {}", text(&out));
+    }
+
     /// `apply` at `-parallelism=1`, the engine sending itself SIGTERM the
     /// instant the change of `addr` commits.
     pub fn apply_killed_after(&self, addr: &str) -> Output {

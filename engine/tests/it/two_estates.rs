@@ -208,6 +208,8 @@ fn two_estates_share_objects_and_never_touch_each_others_parts() {
     let app = Workdir::new();
     platform_root(platform.dir.path(), &moto, true);
     app_root(app.dir.path(), &moto, true, "");
+    platform.init();
+    app.init();
 
     let applied = platform.engine(&["apply", "-auto-approve"]);
     assert!(

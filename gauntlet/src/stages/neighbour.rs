@@ -91,7 +91,7 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
         parts: n, blocks, ..
     } = neighbour;
     let w = &lane.estate_twin().witness;
-    let app = lane.engine.beside(&n.root, &neighbour.dir)?;
+    let app = lane.engine.beside(clock, &n.root, &neighbour.dir)?;
     let queue_arn = w.queue_arn(&n.subscription_queue)?;
 
     // The neighbour applies its parts; neither plan touches the other's.

@@ -1,7 +1,8 @@
 //! Plan with no local state: the estate twin's estate, as greenfield apply
 //! left it, planned from a fresh copy of the root (no record store, no
-//! schema cache, no state file, no `.terraform`): a new clone of the
-//! repository with only the live system left.
+//! schema cache, no state file; its lock file and `choudoufu init`, as a
+//! new clone of the repository gets them) with only the live system
+//! left.
 //!
 //! The plan in the working copy, with its record store, comes first; the
 //! estate twin's moto log counts the requests each plan made, and both
@@ -57,7 +58,7 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
 
     let fresh = lane
         .engine
-        .fresh_copy(&lane.engine.dir.with_file_name("fresh-clone"))?;
+        .fresh_copy(clock, &lane.engine.dir.with_file_name("fresh-clone"))?;
     let queue = &lane.estate.knobs.stamped_queue;
     if lane.breaks.on(Toggle::NoLocalState) {
         e.witness.untag_queue(queue, ESTATE_KEY)?;
