@@ -4,7 +4,8 @@
 //! A stage returns its assertions; it never decides its own verdict. BREAK
 //! toggles act here, on the live system or the state, between the action and
 //! the read, so that a passing stage under a toggle means the assertion is
-//! not load-bearing.
+//! not load-bearing. The moves stages share (side by side, verdicts, a
+//! toggle's tamper and its restore) are in [`kit`].
 
 use std::collections::BTreeSet;
 use std::thread;
@@ -15,11 +16,14 @@ use crate::estate::{Estate, Undeclared};
 use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
 use crate::process::ProcessError;
 use crate::stage::{Assertion, Breaks, Toggle};
-use crate::substrate::{both_sides, Side};
+use crate::substrate::Side;
 use crate::witness::{Inventory, Kind, Witness, WitnessError};
+
+use kit::both_ok;
 
 pub mod crash;
 pub mod day_two;
+mod kit;
 pub mod lock;
 pub mod neighbour;
 pub mod no_local_state;
@@ -87,17 +91,6 @@ impl Lane<'_> {
     pub(crate) fn oracle_twin(&self) -> &TwinView {
         &self.twins[1]
     }
-
-    /// Run `f` on both twins side by side.
-    pub(crate) fn both<T: Send>(&self, f: impl Fn(&TwinView) -> T + Sync) -> [T; 2] {
-        let (a, b) = both_sides(|side| f(&self.twins[side as usize]));
-        [a, b]
-    }
-}
-
-pub(crate) fn both_ok<T>(r: [Result<T, StepError>; 2]) -> Result<[T; 2], StepError> {
-    let [a, b] = r;
-    Ok([a?, b?])
 }
 
 /// The kinds of live object a lane reads: those the root declares and those

@@ -22,9 +22,9 @@ use crate::choudoufu::{Action, Applied};
 use crate::stage::Toggle;
 use crate::substrate::Side;
 
-use super::day_two::{
-    both_apply, both_plans, put_back_parameter, remove_both, same_as_stock, side_by_side, sorted,
-    take_parameter, verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
+use super::kit::{
+    both_apply, both_plans, io, remove_both, same_as_stock, side_by_side, sorted, take_away,
+    verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
 };
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
@@ -74,7 +74,6 @@ resource "aws_ssm_parameter" "crash_rename" {{
 pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
     let o = lane.oracle_twin();
     let prefix = &estate.knobs.crash_parameters;
@@ -113,15 +112,9 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     let first_there = e.witness.parameter_value(&first)?.is_some();
     let second_there = e.witness.parameter_value(&second)?.is_some();
 
-    let saved_first = if breaks.on(Toggle::CrashRemainder) {
-        Some(take_parameter(&e.witness, &first)?)
-    } else {
-        None
-    };
+    let tamper = take_away(lane, Toggle::CrashRemainder, &first)?;
     let (ep, sp) = both_plans(lane, "crash.tfplan")?;
-    if let Some(saved) = &saved_first {
-        put_back_parameter(&e.witness, &first, saved)?;
-    }
+    tamper.restore()?;
     let marked = first_tags
         .iter()
         .any(|(k, v)| k == ESTATE_KEY && *v == estate.name);
@@ -156,16 +149,10 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     // The recovery apply converges.
     clock.say("Crash mid-apply: the recovery apply");
     let applied = both_apply(lane, "crash.tfplan")?;
-    let saved_second = if breaks.on(Toggle::CrashRecovered) {
-        Some(take_parameter(&e.witness, &second)?)
-    } else {
-        None
-    };
+    let tamper = take_away(lane, Toggle::CrashRecovered, &second)?;
     let value = e.witness.parameter_value(&second)?;
     let replan = lane.engine.plan(clock, &[])?;
-    if let Some(saved) = &saved_second {
-        put_back_parameter(&e.witness, &second, saved)?;
-    }
+    tamper.restore()?;
     let one = Applied {
         added: 1,
         ..Applied::default()
@@ -237,12 +224,7 @@ fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
     let prefix = &estate.knobs.crash_parameters;
     let (old, new) = (format!("{prefix}/rename-a"), format!("{prefix}/rename-b"));
     let path = e.oracle.dir.join(WINDOW_FILE);
-    let write = |name: &str| {
-        fs::write(&path, window_block(name)).map_err(|source| StepError::Io {
-            path: path.clone(),
-            source,
-        })
-    };
+    let write = |name: &str| fs::write(&path, window_block(name)).map_err(io(&path));
 
     clock.say(&format!(
         "Crash mid-apply: {WINDOW} ({old}) under create_before_destroy, renamed to {new} and killed between its create and its destroy"
@@ -292,23 +274,22 @@ fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
     // One more apply: exactly the new object remains.
     let replan = lane.engine.plan(clock, &[])?;
     let (recovered, _) = lane.engine.apply(clock, false)?;
-    if lane.breaks.on(Toggle::CrashWindow) {
-        e.witness.put_parameter_tagged(
-            &old,
-            "window",
-            &[
+    let tamper = lane.tamper(
+        Toggle::CrashWindow,
+        || {
+            let markers = [
                 (ESTATE_KEY.to_owned(), estate.name.clone()),
                 (ADDRESS_KEY.to_owned(), WINDOW.to_owned()),
-            ],
-        )?;
-    }
+            ];
+            Ok(e.witness.put_parameter_tagged(&old, "window", &markers)?)
+        },
+        |()| Ok(e.witness.delete_parameter(&old)?),
+    )?;
     let old_there = e.witness.parameter_value(&old)?.is_some();
     let new_there = e.witness.parameter_value(&new)?.is_some();
     let deposed_after = deposed(lane)?;
     let after = lane.engine.plan(clock, &[])?;
-    if lane.breaks.on(Toggle::CrashWindow) {
-        e.witness.delete_parameter(&old)?;
-    }
+    tamper.restore()?;
     let destroy_one = Applied {
         destroyed: 1,
         ..Applied::default()
@@ -327,10 +308,7 @@ fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
     }
 
     // The block out again.
-    fs::remove_file(&path).map_err(|source| StepError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    fs::remove_file(&path).map_err(io(&path))?;
     let (cleaned, _) = lane.engine.apply(clock, false)?;
     if cleaned != destroy_one {
         p.push(format!(

@@ -11,62 +11,23 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
-use std::thread;
 
 use serde_json::Value;
 
-use crate::choudoufu::{Action, Applied, EnginePlan};
+use crate::choudoufu::{Action, Applied};
 
 use crate::edit;
 use crate::estate::Undeclared;
-use crate::oracle::{Plan, StateInstance};
+use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
 use crate::witness::{differences, normalised, Inventory, Kind, MarkerHit, Witness};
 
+use super::kit::{
+    both_apply, both_ok, both_plans, describe, edit_root, io, overwrite, same_as_stock,
+    side_by_side, take_away, tampered, verdict, ADDRESS_KEY, ESTATE_KEY,
+};
 use super::{missing_undeclared, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
-
-pub(super) const ESTATE_KEY: &str = "tofu-estate";
-pub(super) const ADDRESS_KEY: &str = "tofu-address";
-
-/// Run `a` and `b` side by side.
-pub(super) fn side_by_side<A: Send, B: Send>(
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    thread::scope(|s| {
-        let hb = s.spawn(b);
-        let ra = a();
-        (
-            ra,
-            hb.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-        )
-    })
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StepError + '_ {
-    move |source| StepError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
-/// `a (update), b (delete)`: changes for the page.
-fn describe(changes: &[(String, Action)]) -> String {
-    if changes.is_empty() {
-        return "no resource changes".into();
-    }
-    changes
-        .iter()
-        .map(|(a, x)| format!("{a} ({})", x.word()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-pub(super) fn sorted(mut v: Vec<(String, Action)>) -> Vec<(String, Action)> {
-    v.sort();
-    v
-}
 
 /// The state instance of a parameter, by its name.
 fn parameter<'a>(state: &'a [StateInstance], name: &str) -> Result<&'a StateInstance, StepError> {
@@ -155,30 +116,6 @@ fn undeclared_markers(w: &Witness, undeclared: &[Undeclared]) -> Result<Vec<Stri
     Ok(out)
 }
 
-/// A parameter's value and tags, as a BREAK toggle takes it away.
-pub(super) struct Saved {
-    pub(super) value: String,
-    pub(super) tags: Vec<(String, String)>,
-}
-
-/// Delete a parameter, keeping what puts it back as it was.
-pub(super) fn take_parameter(w: &Witness, name: &str) -> Result<Saved, StepError> {
-    let saved = Saved {
-        value: w.parameter_value(name)?.unwrap_or_default(),
-        tags: w.parameter_tags(name)?,
-    };
-    w.delete_parameter(name)?;
-    Ok(saved)
-}
-
-pub(super) fn put_back_parameter(w: &Witness, name: &str, saved: &Saved) -> Result<(), StepError> {
-    Ok(w.put_parameter_tagged(name, &saved.value, &saved.tags)?)
-}
-
-pub(super) fn tampered(what: &str) -> String {
-    format!("tampered-{what}")
-}
-
 /// Migrate: `choudoufu migrate` with the estate twin's stock state.
 pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
@@ -196,18 +133,17 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
     clock.say("Migrate: choudoufu migrate on the estate twin");
     let (m, out) = lane.engine.migrate(clock, &state_path)?;
 
-    if breaks.on(Toggle::MigrateMarkers) {
-        e.witness
-            .untag_queue(&estate.knobs.stamped_queue, ESTATE_KEY)?;
-    }
+    let queue = &estate.knobs.stamped_queue;
+    let tamper = lane.tamper(
+        Toggle::MigrateMarkers,
+        || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
+        |()| Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
+    )?;
     clock.say("Migrate: reading the markers back with the AWS CLI");
     let live = e.witness.inventory(&lane.kinds)?;
     let hits = e.witness.markers(&live)?;
     let on_undeclared = undeclared_markers(&e.witness, &estate.undeclared)?;
-    if breaks.on(Toggle::MigrateMarkers) {
-        e.witness
-            .tag_queue(&estate.knobs.stamped_queue, ESTATE_KEY, &estate.name)?;
-    }
+    tamper.restore()?;
 
     let state = &cold.estate_state;
     let declared = Inventory::of_state(state)?;
@@ -340,7 +276,6 @@ fn phantom_state(
 pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
     for name in ["terraform.tfstate", "terraform.tfstate.backup"] {
         let p = lane.engine.dir.join(name);
@@ -349,29 +284,14 @@ pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
         }
     }
     let drift = &estate.knobs.drift_parameter;
-    let before = if breaks.on(Toggle::ReplanEmpty) {
-        let old = e.witness.parameter_value(drift)?;
-        e.witness
-            .overwrite_parameter(drift, &tampered("before-replan"))?;
-        old
-    } else {
-        None
-    };
+    let tamper = overwrite(lane, Toggle::ReplanEmpty, drift, "before-replan")?;
     clock.say("Replan from nothing: choudoufu plan with no terraform.tfstate");
     let plan = lane.engine.plan(clock, &[])?;
-    if let Some(old) = before {
-        e.witness.overwrite_parameter(drift, &old)?;
-    }
+    tamper.restore()?;
     let missing = &estate.knobs.missing_parameter;
-    let saved = if breaks.on(Toggle::ReplanIdentities) {
-        Some(take_parameter(&e.witness, missing)?)
-    } else {
-        None
-    };
+    let tamper = take_away(lane, Toggle::ReplanIdentities, missing)?;
     let live = e.witness.inventory(&lane.kinds)?;
-    if let Some(saved) = saved {
-        put_back_parameter(&e.witness, missing, &saved)?;
-    }
+    tamper.restore()?;
     let declared = Inventory::of_state(&cold.estate_state)?;
     let absent = declared.minus(&live);
     let no_state = !lane.engine.dir.join("terraform.tfstate").exists();
@@ -434,16 +354,16 @@ pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
     clock.say("No-op apply: choudoufu apply -auto-approve");
     let (applied, _) = lane.engine.apply(clock, false)?;
     let queue = &estate.knobs.lost_preexisting_queue;
-    if breaks.on(Toggle::NoopMarkers) {
-        e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::NoopMarkers,
+        || Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
+        |()| Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
+    )?;
     let after = marked(
         &e.witness.markers(&e.witness.inventory(&lane.kinds)?)?,
         &estate.name,
     );
-    if breaks.on(Toggle::NoopMarkers) {
-        e.witness.untag_queue(queue, ESTATE_KEY)?;
-    }
+    tamper.restore()?;
     let none = applied == Applied::default();
     let mut out = vec![Assertion::new(
         Toggle::NoopChanges,
@@ -485,90 +405,6 @@ pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
     })
 }
 
-/// Write `text` as `file` in both twins' roots.
-pub(super) fn write_both(lane: &Lane, file: &str, text: &str) -> Result<(), StepError> {
-    super::both_ok(lane.both(|t: &TwinView| {
-        let path = t.oracle.dir.join(file);
-        fs::write(&path, text).map_err(|source| StepError::Io { path, source })
-    }))
-    .map(drop)
-}
-
-/// Take `file` out of both twins' roots again.
-pub(super) fn remove_both(lane: &Lane, file: &str) -> Result<(), StepError> {
-    super::both_ok(lane.both(|t: &TwinView| {
-        let path = t.oracle.dir.join(file);
-        fs::remove_file(&path).map_err(|source| StepError::Io { path, source })
-    }))
-    .map(drop)
-}
-
-/// The engine's plan on the estate twin beside stock's on the oracle twin.
-pub(super) fn both_plans(lane: &Lane, name: &str) -> Result<(EnginePlan, Plan), StepError> {
-    let o = lane.oracle_twin();
-    let (ep, sp) = side_by_side(
-        || lane.engine.plan(lane.clock, &[]),
-        || o.oracle.plan(lane.clock, name, &[]),
-    );
-    Ok((ep?, sp?))
-}
-
-/// The engine's apply beside stock's apply of its plan file.
-pub(super) fn both_apply(lane: &Lane, name: &str) -> Result<Applied, StepError> {
-    let o = lane.oracle_twin();
-    let (ea, sa) = side_by_side(
-        || lane.engine.apply(lane.clock, false),
-        || o.oracle.apply(lane.clock, name),
-    );
-    sa?;
-    Ok(ea?.0)
-}
-
-/// Whether the engine's plan proposes exactly `want` and stock's the same.
-pub(super) fn same_as_stock(
-    engine: &EnginePlan,
-    stock: &Plan,
-    want: &[(String, Action)],
-) -> Result<String, String> {
-    let e = sorted(engine.changes.clone());
-    let s = sorted(stock.actions());
-    let want = sorted(want.to_vec());
-    let mut problems = Vec::new();
-    if e != want {
-        problems.push(format!(
-            "choudoufu proposed {} ({}) where {} was expected",
-            describe(&e),
-            engine.summary_line(),
-            describe(&want)
-        ));
-    }
-    if s != want {
-        problems.push(format!(
-            "stock proposed {} ({}) where {} was expected",
-            describe(&s),
-            stock.summary_line(),
-            describe(&want)
-        ));
-    }
-    if problems.is_empty() {
-        Ok(format!(
-            "choudoufu proposed exactly {} ({}), the same address and action as stock's own plan on the oracle twin ({})",
-            describe(&e),
-            engine.summary_line(),
-            stock.summary_line()
-        ))
-    } else {
-        Err(problems.join("; "))
-    }
-}
-
-pub(super) fn verdict(toggle: Toggle, r: Result<String, String>) -> Assertion {
-    match r {
-        Ok(s) => Assertion::new(toggle, true, s),
-        Err(s) => Assertion::new(toggle, false, s),
-    }
-}
-
 /// Drift and reconverge: one parameter tampered on both twins.
 pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
@@ -581,7 +417,7 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
     clock.say(&format!(
         "Drift and reconverge: {name} tampered on both twins"
     ));
-    super::both_ok(lane.both(|t: &TwinView| {
+    both_ok(lane.both(|t: &TwinView| {
         t.witness.overwrite_parameter(name, &tampered("drift"))?;
         Ok(())
     }))?;
@@ -605,14 +441,14 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
         }
     });
 
-    if breaks.on(Toggle::DriftReconverged) {
-        e.witness.overwrite_parameter(name, &tampered("again"))?;
-    }
+    let tamper = lane.tamper(
+        Toggle::DriftReconverged,
+        || Ok(e.witness.overwrite_parameter(name, &tampered("again"))?),
+        |()| Ok(e.witness.overwrite_parameter(name, &configured)?),
+    )?;
     let value = e.witness.parameter_value(name)?;
     let replan = lane.engine.plan(clock, &[])?;
-    if breaks.on(Toggle::DriftReconverged) {
-        e.witness.overwrite_parameter(name, &configured)?;
-    }
+    tamper.restore()?;
     let reconverged = value.as_deref() == Some(configured.as_str()) && replan.is_empty();
     let out = vec![
         verdict(Toggle::DriftSingle, single),
@@ -639,27 +475,6 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
         summary: format!("{name}'s value changed with the AWS CLI on both twins"),
         plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
     })
-}
-
-/// Each `.tf` file of a twin's working copy, edited by `f` where it applies;
-/// false when no file held what `f` looks for.
-pub(super) fn edit_root(dir: &Path, f: impl Fn(&str) -> Option<String>) -> Result<bool, StepError> {
-    let mut done = false;
-    let mut files: Vec<_> = fs::read_dir(dir)
-        .map_err(io(dir))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tf"))
-        .collect();
-    files.sort();
-    for p in files {
-        let text = fs::read_to_string(&p).map_err(io(&p))?;
-        if let Some(new) = f(&text) {
-            fs::write(&p, new).map_err(io(&p))?;
-            done = true;
-        }
-    }
-    Ok(done)
 }
 
 /// Remove a block from both twins' roots.
@@ -706,26 +521,29 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
         Undeclared::S3Object { bucket, key, body } => Some((bucket, key, body)),
         _ => None,
     });
-    let mut delete_marker = None;
-    if breaks.on(Toggle::RemoveUntouched) {
-        if let Some((b, k, _)) = undeclared_s3 {
-            delete_marker = e.witness.delete_object(b, k)?;
-        }
-    }
-    let after = e.witness.inventory(&lane.kinds)?;
-    let missing = missing_undeclared(&e.witness, &estate.undeclared)?;
-    if breaks.on(Toggle::RemoveUntouched) {
+    let tamper = lane.tamper(
+        Toggle::RemoveUntouched,
+        || match undeclared_s3 {
+            Some((b, k, _)) => Ok(e.witness.delete_object(b, k)?),
+            None => Ok(None),
+        },
         // Put the object back as it was. In a versioned bucket that means
         // removing the delete marker: a bucket left holding one makes the
         // aws provider's force_destroy loop forever against moto, for stock
         // terraform as for the engine.
-        if let Some((b, k, body)) = undeclared_s3 {
-            match &delete_marker {
-                Some(marker) => e.witness.delete_version(b, k, marker)?,
-                None => e.witness.put_object(b, k, body)?,
+        |delete_marker| {
+            if let Some((b, k, body)) = undeclared_s3 {
+                match &delete_marker {
+                    Some(marker) => e.witness.delete_version(b, k, marker)?,
+                    None => e.witness.put_object(b, k, body)?,
+                }
             }
-        }
-    }
+            Ok(())
+        },
+    )?;
+    let after = e.witness.inventory(&lane.kinds)?;
+    let missing = missing_undeclared(&e.witness, &estate.undeclared)?;
+    tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
     if breaks.on(Toggle::RemoveDestroy) {
         // Leave the estate twin as the oracle twin is: block and object gone.
@@ -823,7 +641,6 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
 pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
     let block = &estate.knobs.count_block;
     let mut insts: Vec<&StateInstance> = cold
@@ -866,13 +683,13 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let (ep_down, sp_down) = both_plans(lane, "count-down.tfplan")?;
     let mut down = same_as_stock(&ep_down, &sp_down, &[(top_addr.clone(), Action::Delete)]);
     let applied = both_apply(lane, "count-down.tfplan")?;
-    if breaks.on(Toggle::CountDown) {
-        e.witness.put_parameter(&top_id, &top_value)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::CountDown,
+        || Ok(e.witness.put_parameter(&top_id, &top_value)?),
+        |()| Ok(e.witness.delete_parameter(&top_id)?),
+    )?;
     let live = e.witness.inventory(&lane.kinds)?;
-    if breaks.on(Toggle::CountDown) {
-        e.witness.delete_parameter(&top_id)?;
-    }
+    tamper.restore()?;
     let others: Vec<String> = insts
         .iter()
         .filter(|i| i.addr.to_string() != top_addr)
@@ -910,16 +727,10 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let (ep_up, sp_up) = both_plans(lane, "count-up.tfplan")?;
     let mut up = same_as_stock(&ep_up, &sp_up, &[(top_addr.clone(), Action::Create)]);
     let applied = both_apply(lane, "count-up.tfplan")?;
-    let saved = if breaks.on(Toggle::CountUp) {
-        Some(take_parameter(&e.witness, &top_id)?)
-    } else {
-        None
-    };
+    let tamper = take_away(lane, Toggle::CountUp, &top_id)?;
     let live = e.witness.inventory(&lane.kinds)?;
     let replan = lane.engine.plan(clock, &[])?;
-    if let Some(saved) = saved {
-        put_back_parameter(&e.witness, &top_id, &saved)?;
-    }
+    tamper.restore()?;
     up = up.and_then(|s| {
         let mut p = Vec::new();
         if applied.added != 1 || applied.changed + applied.destroyed != 0 {
@@ -975,14 +786,14 @@ pub fn engine_teardown_assertion(
     let estate = lane.estate;
     let e = lane.estate_twin();
     let queue = &estate.knobs.lost_preexisting_queue;
-    if lane.breaks.on(Toggle::TeardownEngine) {
-        e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::TeardownEngine,
+        || Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
+        |()| Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
+    )?;
     let after = e.witness.inventory(&lane.kinds)?;
     let hits = e.witness.markers(&after)?;
-    if lane.breaks.on(Toggle::TeardownEngine) {
-        e.witness.untag_queue(queue, ESTATE_KEY)?;
-    }
+    tamper.restore()?;
     let mut p = Vec::new();
     if !hits.is_empty() {
         p.push(format!(
@@ -1029,7 +840,6 @@ pub fn engine_teardown_assertion(
 pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
     // The estate's own root again (earlier stages edited the working copy),
     // no state file, an empty record store.
@@ -1048,35 +858,21 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     let records = lane.engine.records(&estate.name).len();
 
     let drift = &estate.knobs.drift_parameter;
-    let old = if breaks.on(Toggle::GreenfieldReplan) {
-        let old = e.witness.parameter_value(drift)?;
-        e.witness
-            .overwrite_parameter(drift, &tampered("before-replan"))?;
-        old
-    } else {
-        None
-    };
+    let tamper = overwrite(lane, Toggle::GreenfieldReplan, drift, "before-replan")?;
     let (with, without) = side_by_side(
         || lane.engine.plan(clock, &[]),
         || lane.engine.plan(clock, &["-no-records"]),
     );
     let (with, without) = (with?, without?);
-    if let Some(old) = old {
-        e.witness.overwrite_parameter(drift, &old)?;
-    }
+    tamper.restore()?;
     let second = &estate.knobs.second_drift_parameter;
-    let value = if breaks.on(Toggle::GreenfieldInventory) {
-        let value = e.witness.parameter_value(second)?;
-        e.witness
-            .overwrite_parameter(second, &tampered("after-apply"))?;
-        value
-    } else {
-        None
-    };
-    if breaks.on(Toggle::GreenfieldMarkers) {
-        e.witness
-            .untag_queue(&estate.knobs.stamped_queue, ESTATE_KEY)?;
-    }
+    let inventory = overwrite(lane, Toggle::GreenfieldInventory, second, "after-apply")?;
+    let queue = &estate.knobs.stamped_queue;
+    let markers = lane.tamper(
+        Toggle::GreenfieldMarkers,
+        || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
+        |()| Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
+    )?;
     clock.say("Greenfield apply: reading the estate twin back with the AWS CLI");
     let live = e.witness.inventory(&lane.kinds)?;
     let described: std::collections::BTreeMap<String, Value> = e
@@ -1087,13 +883,8 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
         .collect();
     let hits = e.witness.markers(&live)?;
     // The stages after this one start from the estate as applied.
-    if let Some(value) = value {
-        e.witness.overwrite_parameter(second, &value)?;
-    }
-    if breaks.on(Toggle::GreenfieldMarkers) {
-        e.witness
-            .tag_queue(&estate.knobs.stamped_queue, ESTATE_KEY, &estate.name)?;
-    }
+    inventory.restore()?;
+    markers.restore()?;
 
     // The inventory equals stock's cold deploy, field by field.
     let mut diffs = Vec::new();

@@ -22,7 +22,7 @@ use crate::process::Guard;
 use crate::stage::Toggle;
 use crate::witness::Witness;
 
-use super::day_two::{side_by_side, verdict, ADDRESS_KEY, ESTATE_KEY};
+use super::kit::{side_by_side, verdict, ADDRESS_KEY, ESTATE_KEY};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 const FILE: &str = "concurrent.tf";

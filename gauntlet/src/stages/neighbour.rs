@@ -20,7 +20,7 @@ use crate::estate::{Neighbour, RawNeighbour};
 use crate::stage::Toggle;
 use crate::witness::Witness;
 
-use super::day_two::{edit_root, verdict, ESTATE_KEY};
+use super::kit::{edit_root, io, verdict, ESTATE_KEY};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 /// The neighbour's block naming one of this estate's queues.
@@ -28,6 +28,7 @@ const TAKEN: &str = "aws_sqs_queue.taken";
 const TAKEN_FILE: &str = "taken.tf";
 /// The boundary in this estate's root, which BREAK_NEIGHBOUR_BOUNDARY drops.
 const BOUNDARY: &str = "ignore_changes = [tags[\"owner\"]]";
+const NO_BOUNDARY: &str = "ignore_changes = []";
 
 /// What the witness sees of the neighbour's parts of this estate's objects.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,18 +103,21 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
     let before = Parts::read(w, n)?;
     let (applied, _) = app.apply(clock, false)?;
     let with = Parts::read(w, n)?;
-    let boundary_dropped = lane.breaks.on(Toggle::NeighbourBoundary)
-        && edit_root(&lane.engine.dir, |t| {
-            t.contains(BOUNDARY)
-                .then(|| t.replace(BOUNDARY, "ignore_changes = []"))
-        })?;
-    let own_plan = lane.engine.plan(clock, &[]);
-    if boundary_dropped {
+    let swap = |from: &str, to: &str| {
         edit_root(&lane.engine.dir, |t| {
-            t.contains("ignore_changes = []")
-                .then(|| t.replace("ignore_changes = []", BOUNDARY))
-        })?;
-    }
+            t.contains(from).then(|| t.replace(from, to))
+        })
+    };
+    let tamper = lane.tamper(
+        Toggle::NeighbourBoundary,
+        || swap(BOUNDARY, NO_BOUNDARY),
+        |dropped| match dropped {
+            true => swap(NO_BOUNDARY, BOUNDARY).map(drop),
+            false => Ok(()),
+        },
+    )?;
+    let own_plan = lane.engine.plan(clock, &[]);
+    tamper.restore()?;
     let own_plan = own_plan?;
     let app_plan = app.plan(clock, &[])?;
     let added = Applied {
@@ -176,23 +180,17 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
         &taken_file,
         format!("resource \"aws_sqs_queue\" \"taken\" {{\n  name = \"{taken_queue}\"\n}}\n"),
     )
-    .map_err(|source| StepError::Io {
-        path: taken_file.clone(),
-        source,
-    })?;
+    .map_err(io(&taken_file))?;
     let tags_before = w.queue_tags(taken_queue)?;
-    if lane.breaks.on(Toggle::NeighbourRefused) {
-        w.untag_queue(taken_queue, ESTATE_KEY)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::NeighbourRefused,
+        || Ok(w.untag_queue(taken_queue, ESTATE_KEY)?),
+        |()| Ok(w.tag_queue(taken_queue, ESTATE_KEY, estate)?),
+    )?;
     let refused = app.plan_or_refusal(clock, &[]);
-    if lane.breaks.on(Toggle::NeighbourRefused) {
-        w.tag_queue(taken_queue, ESTATE_KEY, estate)?;
-    }
+    tamper.restore()?;
     let refused = refused?;
-    fs::remove_file(&taken_file).map_err(|source| StepError::Io {
-        path: taken_file.clone(),
-        source,
-    })?;
+    fs::remove_file(&taken_file).map_err(io(&taken_file))?;
     let tags_after = w.queue_tags(taken_queue)?;
     let owner = format!("which carries the marker of estate \"{estate}\"");
     let refusal = match refused {
@@ -227,13 +225,13 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
         n.estate
     ));
     let (destroyed, _) = app.apply(clock, true)?;
-    if lane.breaks.on(Toggle::NeighbourTeardown) {
-        w.tag_table(&n.table, &n.table_tag, &n.table_tag_value)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::NeighbourTeardown,
+        || Ok(w.tag_table(&n.table, &n.table_tag, &n.table_tag_value)?),
+        |()| Ok(w.untag_table(&n.table, &n.table_tag)?),
+    )?;
     let after = Parts::read(w, n)?;
-    if lane.breaks.on(Toggle::NeighbourTeardown) {
-        w.untag_table(&n.table, &n.table_tag)?;
-    }
+    tamper.restore()?;
     let own_after = lane.engine.plan(clock, &[])?;
     let records = app.records(&n.estate).len();
     let gone = Applied {

@@ -17,7 +17,7 @@ use std::time::Instant;
 use crate::choudoufu::Action;
 use crate::stage::Toggle;
 
-use super::day_two::{verdict, ESTATE_KEY};
+use super::kit::{io, verdict, ESTATE_KEY};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 /// The types whose live object only a record finds: a subscription's ARN
@@ -36,10 +36,7 @@ fn served(line: &str) -> bool {
 
 /// How many requests moto has served so far.
 fn requests(log: &Path) -> Result<usize, StepError> {
-    let text = fs::read_to_string(log).map_err(|source| StepError::Io {
-        path: log.to_owned(),
-        source,
-    })?;
+    let text = fs::read_to_string(log).map_err(io(log))?;
     Ok(text.lines().filter(|l| served(l)).count())
 }
 
@@ -60,18 +57,18 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
         .engine
         .fresh_copy(clock, &lane.engine.dir.with_file_name("fresh-clone"))?;
     let queue = &lane.estate.knobs.stamped_queue;
-    if lane.breaks.on(Toggle::NoLocalState) {
-        e.witness.untag_queue(queue, ESTATE_KEY)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::NoLocalState,
+        || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
+        |()| Ok(e.witness.tag_queue(queue, ESTATE_KEY, estate)?),
+    )?;
     clock.say("Plan with no local state: choudoufu plan in a fresh copy of the root");
     let before = requests(&e.moto_log)?;
     let started = Instant::now();
     let without = fresh.plan_or_refusal(clock, &[]);
     let without_secs = started.elapsed().as_secs_f64();
     let without_requests = requests(&e.moto_log)? - before;
-    if lane.breaks.on(Toggle::NoLocalState) {
-        e.witness.tag_queue(queue, ESTATE_KEY, estate)?;
-    }
+    tamper.restore()?;
     let without = without?;
 
     let only_records: BTreeSet<String> = cold

@@ -12,7 +12,7 @@ use crate::oracle::Plan;
 use crate::stage::Toggle;
 use crate::substrate::Side;
 
-use super::day_two::{both_apply, both_plans, edit_root, verdict, ADDRESS_KEY, ESTATE_KEY};
+use super::kit::{both_apply, both_plans, edit_root, verdict, ADDRESS_KEY, ESTATE_KEY};
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
 /// The lines of the engine's plan for `addr` that change something, other
@@ -58,7 +58,6 @@ fn stock_moved(plan: &Plan, from: &str, to: &str) -> bool {
 pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
     let (from, to) = (&estate.knobs.renamed_block, &estate.knobs.renamed_to);
     let inst = cold
@@ -99,13 +98,13 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
             edit::set_attribute(s, &to.type_name, &to.name, "name", |_| format!("{name:?}"))
         })
     };
-    if breaks.on(Toggle::RenameInPlace) {
-        set_name(&format!("{queue}-renamed"))?;
-    }
+    let tamper = lane.tamper(
+        Toggle::RenameInPlace,
+        || set_name(&format!("{queue}-renamed")),
+        |_| set_name(&queue).map(drop),
+    )?;
     let (ep, sp) = both_plans(lane, "rename.tfplan")?;
-    if breaks.on(Toggle::RenameInPlace) {
-        set_name(&queue)?;
-    }
+    tamper.restore()?;
     let applied = both_apply(lane, "rename.tfplan")?;
 
     let (from_s, to_s) = (from.to_string(), to.to_string());
@@ -152,13 +151,13 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     };
 
     // The same queue, now carrying the new address, and nothing left to do.
-    if breaks.on(Toggle::RenameMarker) {
-        e.witness.tag_queue(&queue, ADDRESS_KEY, &from_s)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::RenameMarker,
+        || Ok(e.witness.tag_queue(&queue, ADDRESS_KEY, &from_s)?),
+        |()| Ok(e.witness.tag_queue(&queue, ADDRESS_KEY, &to_s)?),
+    )?;
     let tags = e.witness.queue_tags(&queue)?;
-    if breaks.on(Toggle::RenameMarker) {
-        e.witness.tag_queue(&queue, ADDRESS_KEY, &to_s)?;
-    }
+    tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
     let marker = match &tags {
         None => Err(format!("the AWS CLI no longer finds queue {queue}")),

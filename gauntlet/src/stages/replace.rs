@@ -19,8 +19,8 @@ use crate::oracle::Plan;
 use crate::stage::Toggle;
 use crate::substrate::Side;
 
-use super::day_two::{
-    both_apply, both_plans, put_back_parameter, remove_both, same_as_stock, side_by_side,
+use super::kit::{
+    both_apply, both_plans, io, put_back_parameter, remove_both, same_as_stock, side_by_side,
     take_parameter, verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
 };
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
@@ -118,7 +118,6 @@ pub fn replace_with_create_before_destroy(
 ) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
     let o = lane.oracle_twin();
     let prefix = &estate.knobs.replaced_parameters;
@@ -145,21 +144,21 @@ pub fn replace_with_create_before_destroy(
         "Replace with create_before_destroy: its content changes, so its name: {old} -> {new}"
     ));
     write_both(lane, FILE, &block(prefix, AFTER, true))?;
-    let held = if breaks.on(Toggle::ReplacePlan) {
-        Some(unbind(lane, &old)?)
-    } else {
-        None
-    };
+    let tamper = lane.tamper(
+        Toggle::ReplacePlan,
+        || unbind(lane, &old),
+        |held| held.put_back(lane, &old),
+    )?;
     let (ep, sp) = both_plans(lane, "replace.tfplan")?;
-    if let Some(held) = held {
-        held.put_back(lane, &old)?;
-    }
+    tamper.restore()?;
     let plan = judge_plan(&ep, &sp);
 
     // The apply at -parallelism=1, so the log's order is the walk's.
-    if breaks.on(Toggle::ReplaceOrder) {
-        cbd(lane, false)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::ReplaceOrder,
+        || cbd(lane, false),
+        |()| cbd(lane, true),
+    )?;
     let (engine_log, stock_log) = side_by_side(
         || {
             lane.engine.run(
@@ -180,32 +179,28 @@ pub fn replace_with_create_before_destroy(
             )
         },
     );
-    if breaks.on(Toggle::ReplaceOrder) {
-        cbd(lane, true)?;
-    }
+    tamper.restore()?;
     let (engine_log, stock_log) = (engine_log?, stock_log?);
     let order = judge_order(&engine_log, &stock_log);
 
     // Exactly the new object remains, carrying the block's markers.
-    let resurrected = breaks.on(Toggle::ReplaceEnd);
-    if resurrected {
-        e.witness.put_parameter_tagged(
-            &old,
-            BEFORE,
-            &[
+    let tamper = lane.tamper(
+        Toggle::ReplaceEnd,
+        || {
+            let markers = [
                 (ESTATE_KEY.to_owned(), estate.name.clone()),
                 (ADDRESS_KEY.to_owned(), ADDR.to_owned()),
-            ],
-        )?;
-    }
+            ];
+            Ok(e.witness.put_parameter_tagged(&old, BEFORE, &markers)?)
+        },
+        |()| Ok(e.witness.delete_parameter(&old)?),
+    )?;
     let old_there = e.witness.parameter_value(&old)?.is_some();
     let new_value = e.witness.parameter_value(&new)?;
     let new_tags = e.witness.parameter_tags(&new)?;
     let stock_old_there = o.witness.parameter_value(&old)?.is_some();
     let replan = lane.engine.plan(clock, &[])?;
-    if resurrected {
-        e.witness.delete_parameter(&old)?;
-    }
+    tamper.restore()?;
     let mut p = Vec::new();
     let tag = |k: &str| {
         new_tags
@@ -356,12 +351,12 @@ fn judge_order(engine: &Output, stock: &str) -> Result<String, String> {
 fn cbd(lane: &Lane, on: bool) -> Result<(), StepError> {
     let path = lane.estate_twin().oracle.dir.join(FILE);
     let text = block(&lane.estate.knobs.replaced_parameters, AFTER, on);
-    fs::write(&path, text).map_err(|source| StepError::Io { path, source })
+    fs::write(&path, text).map_err(io(&path))
 }
 
 /// What [`unbind`] took away: the old parameter and its record.
 struct Held {
-    parameter: super::day_two::Saved,
+    parameter: super::kit::Saved,
     record: Option<(PathBuf, Vec<u8>)>,
 }
 
@@ -371,7 +366,7 @@ impl Held {
         w.delete_parameter(old)?;
         put_back_parameter(w, old, &self.parameter)?;
         if let Some((path, bytes)) = self.record {
-            fs::write(&path, bytes).map_err(|source| StepError::Io { path, source })?;
+            fs::write(&path, bytes).map_err(io(&path))?;
         }
         Ok(())
     }
@@ -395,10 +390,7 @@ fn unbind(lane: &Lane, old: &str) -> Result<Held, StepError> {
         .join(format!("{ADDR}.json"));
     let record = match fs::read(&path) {
         Ok(bytes) => {
-            fs::remove_file(&path).map_err(|source| StepError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            fs::remove_file(&path).map_err(io(&path))?;
             Some((path, bytes))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -13,7 +13,7 @@ use crate::edit;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
 
-use super::day_two::{edit_root, side_by_side, verdict};
+use super::kit::{edit_root, side_by_side, verdict};
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
 const REFUSAL: &str = "The approved plan no longer matches the live system";
@@ -134,14 +134,14 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     );
     let (second, second_out) = second?;
     stock?;
-    if breaks.on(Toggle::ReviewApplied) {
-        e.witness.untag_queue(&queue, REVIEWED.0)?;
-    }
+    let tamper = lane.tamper(
+        Toggle::ReviewApplied,
+        || Ok(e.witness.untag_queue(&queue, REVIEWED.0)?),
+        |()| Ok(e.witness.tag_queue(&queue, REVIEWED.0, REVIEWED.1)?),
+    )?;
     let [here, there] =
         both_ok(lane.both(|t: &TwinView| Ok(t.witness.queue_tags(&queue)?.unwrap_or_default())))?;
-    if breaks.on(Toggle::ReviewApplied) {
-        e.witness.tag_queue(&queue, REVIEWED.0, REVIEWED.1)?;
-    }
+    tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
     let one = Applied {
         changed: 1,

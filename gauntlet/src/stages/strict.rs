@@ -12,11 +12,11 @@
 //! working copy's `live.hcl` and the live system are put back afterwards.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::stage::Toggle;
 
-use super::day_two::{verdict, ADDRESS_KEY};
+use super::kit::{io, verdict, ADDRESS_KEY};
 use super::{Lane, StageOutput, StepError};
 
 /// The scratch file the refused blocks are written into.
@@ -52,13 +52,6 @@ const NO_SOURCE_ADDR: &str = "aws_sns_topic_subscription.strict_extra";
 
 /// The address written over the queue's own in the marker arm.
 const WRONG_ADDRESS: &str = "aws_sqs_queue.retired";
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StepError + '_ {
-    move |source| StepError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
 
 /// The estate's `live` block with a `strict` block; a toggle's BREAK turns
 /// its setting back off.
@@ -154,13 +147,13 @@ fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
     clock.say("Strict profile: choudoufu plan of the estate's root with every toggle on");
     let record = subscription_record(lane)?;
     let aside = record.with_extension("aside");
-    if lane.breaks.on(Toggle::StrictSilent) {
-        fs::rename(&record, &aside).map_err(io(&record))?;
-    }
+    let tamper = lane.tamper(
+        Toggle::StrictSilent,
+        || fs::rename(&record, &aside).map_err(io(&record)),
+        |()| fs::rename(&aside, &record).map_err(io(&aside)),
+    )?;
     let silent = lane.engine.plan_or_refusal(clock, &[]);
-    if lane.breaks.on(Toggle::StrictSilent) {
-        fs::rename(&aside, &record).map_err(io(&aside))?;
-    }
+    tamper.restore()?;
     let silent = match silent? {
         Ok(plan) if plan.is_empty() => Ok(format!(
             "the estate's own root plans empty with every toggle on ({}): all three are silent over its {} records and its markers",
