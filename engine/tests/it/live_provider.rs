@@ -169,6 +169,7 @@ fn providers_schema_json_matches_terraform() {
     let config = cli_config(dir.path(), &plugin_mirror());
     let tf_root = aws_root(&dir.path().join("terraform"));
     let our_root = aws_root(&dir.path().join("choudoufu"));
+    crate::support::write_live(&our_root, "schema");
     let cache = dir.path().join("cache");
 
     let terraform_in = |args: &[&str]| {
@@ -189,17 +190,25 @@ fn providers_schema_json_matches_terraform() {
         "terraform providers schema -json",
     );
 
-    let ours_in = || {
+    let ours_in = |args: &[&str]| {
         let mut c = Command::new(assert_cmd::cargo::cargo_bin("choudoufu"));
-        c.args(["providers", "schema", "-json"])
+        c.args(args)
             .current_dir(&our_root)
             .env("TF_CLI_CONFIG_FILE", &config)
             .env("CHOUDOUFU_CACHE_DIR", &cache)
             .env_remove("TF_PLUGIN_CACHE_DIR");
         c
     };
-    let (ours, cold_time) = run(ours_in(), "choudoufu providers schema -json");
-    let (ours_cached, cached_time) = run(ours_in(), "choudoufu providers schema -json (cached)");
+    run(
+        ours_in(&["init", "-input=false", "-no-color"]),
+        "choudoufu init",
+    );
+    let schema = ["providers", "schema", "-json"];
+    let (ours, cold_time) = run(ours_in(&schema), "choudoufu providers schema -json");
+    let (ours_cached, cached_time) = run(
+        ours_in(&schema),
+        "choudoufu providers schema -json (cached)",
+    );
     eprintln!("terraform {tf_time:?}; choudoufu cold {cold_time:?}, cached {cached_time:?}");
 
     let text = theirs;
@@ -221,9 +230,21 @@ fn killed_engine_leaves_no_provider_and_no_socket() {
     let dir = tempfile::tempdir().unwrap();
     let config = cli_config(dir.path(), &plugin_mirror());
     let root = aws_root(&dir.path().join("root"));
+    crate::support::write_live(&root, "killed");
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
 
+    run(
+        {
+            let mut c = Command::new(assert_cmd::cargo::cargo_bin("choudoufu"));
+            c.args(["init", "-input=false", "-no-color"])
+                .current_dir(&root)
+                .env("TF_CLI_CONFIG_FILE", &config)
+                .env("CHOUDOUFU_CACHE_DIR", dir.path().join("cache"));
+            c
+        },
+        "choudoufu init",
+    );
     let mut engine = Command::new(assert_cmd::cargo::cargo_bin("choudoufu"))
         .args(["providers", "schema", "-json"])
         .current_dir(&root)

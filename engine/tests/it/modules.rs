@@ -188,6 +188,7 @@ fn a_root_calling_modules_plans_as_terraform_does_and_applies_each_instance() {
     // The engine's plan of the same root.
     let e = root(&moto);
     write_live(e.dir.path(), ESTATE);
+    e.init();
     let planned = e.engine(&["plan", "-out", "review.plan"]);
     assert!(planned.status.success(), "{}", text(&planned));
     let ours_text = text(&planned);

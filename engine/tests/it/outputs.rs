@@ -128,6 +128,7 @@ fn outputs_plan_and_apply_as_terraform_shows_them() {
     }
     let (code, init) = run(&stock, true, &["init"]);
     assert_eq!(code, Some(0), "{init}");
+    ours.w.init();
     let plan = ["plan", "-detailed-exitcode"];
     let apply = ["apply", "-auto-approve"];
 

@@ -904,6 +904,7 @@ fn an_import_block_adopts_an_unmarked_object_as_stock_imports_it() {
 
     // Without an import block the object is never adopted.
     adopt_root(e.dir.path(), &moto, "");
+    e.init();
     let refused = e.engine(&["plan"]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     assert!(
