@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 /// What an apply did.
 #[derive(Debug, Clone, Default)]
@@ -121,7 +121,8 @@ pub async fn apply<L: Launcher>(
     parallelism: usize,
 ) -> Result<Applied, (Applied, Diagnostics)> {
     let interrupted = Arc::new(AtomicBool::new(false));
-    let listener = listen_for_interrupts(interrupted.clone());
+    let cancel = Arc::new(Notify::new());
+    let listener = listen_for_interrupts(interrupted.clone(), cancel.clone());
     let shared = Shared {
         req,
         store,
@@ -143,11 +144,20 @@ pub async fn apply<L: Launcher>(
         started: BTreeSet::new(),
         failure: Diagnostics::default(),
     };
-    let result = walk.run(&shared, sessions).await;
+    // A second interrupt abandons the changes in flight, as terraform's
+    // does: their calls are dropped, and the provider ends with the command.
+    let result = tokio::select! {
+        r = walk.run(&shared, sessions) => r,
+        () = cancel.notified() => Err(Diagnostic::error(
+            "Apply cancelled",
+            "A second interrupt stopped the apply without waiting for the changes in flight. What committed before it is recorded; a change that was in flight may have completed in the live system with no record. Such an object carries its markers when its type takes tags, and the next plan binds it; an object of a type without tags is not found again. Read the next plan before applying it.",
+        )
+        .into()),
+    };
     if let Some(l) = listener {
         l.abort();
     }
-    if shared.interrupted.load(Ordering::SeqCst) {
+    if shared.interrupted.load(Ordering::SeqCst) && result.is_ok() {
         let d = shared.done.borrow();
         walk.failure.push(Diagnostic::error(
             "Operation interrupted",
@@ -215,8 +225,12 @@ impl Shared<'_, '_> {
 /// tests can stop an apply at an exact point.
 pub const SIGTERM_AFTER: &str = "CHOUDOUFU_TEST_SIGTERM_AFTER";
 
-/// Sets `flag` on SIGINT or SIGTERM, saying so as terraform does.
-fn listen_for_interrupts(flag: Arc<AtomicBool>) -> Option<tokio::task::JoinHandle<()>> {
+/// Sets `flag` on SIGINT or SIGTERM, and notifies `cancel` on a second
+/// one, saying so each time as terraform does.
+fn listen_for_interrupts(
+    flag: Arc<AtomicBool>,
+    cancel: Arc<Notify>,
+) -> Option<tokio::task::JoinHandle<()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut int = signal(SignalKind::interrupt()).ok()?;
     let mut term = signal(SignalKind::terminate()).ok()?;
@@ -227,6 +241,12 @@ fn listen_for_interrupts(flag: Arc<AtomicBool>) -> Option<tokio::task::JoinHandl
         }
         flag.store(true, Ordering::SeqCst);
         eprintln!("\nInterrupt received.\nPlease wait for the changes in flight to finish, or data loss may occur.\nGracefully shutting down...");
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        eprintln!("\nTwo interrupts received. Exiting immediately. Note that data loss may have occurred.");
+        cancel.notify_one();
     }))
 }
 

@@ -73,14 +73,23 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
         }
         let code = plan_and_apply(&mut ws, args, mode, &root, &sources, style).await;
         if let Some(l) = lock {
-            if let Err(e) = l.release().await {
-                eprintln!("\nError releasing the estate lock: {e}");
+            let id = l.id();
+            match tokio::time::timeout(RELEASE_WITHIN, l.release()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => eprintln!("\nError releasing the estate lock: {e}"),
+                Err(_) => eprintln!(
+                    "\nError releasing the estate lock: no answer within {RELEASE_WITHIN:?}. Once nothing else runs on this estate, break it with: choudoufu force-unlock {id}"
+                ),
             }
         }
         ws.sessions.close().await;
         code
     })
 }
+
+/// How long letting go of the estate lock may take before the command
+/// gives up and says how to break it.
+const RELEASE_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Takes the estate's lock in the live system (when the root uses the aws
 /// provider, where the lock lives).
@@ -279,8 +288,12 @@ pub(crate) async fn plan_and_apply(
                     }
                     Err((done, d)) => {
                         eprint!("{}", diag::render_all(&d, &sources, style));
+                        let rest = match d.iter().any(|x| x.summary == "Apply cancelled") {
+                            true => "",
+                            false => ", and the next plan proposes exactly the rest",
+                        };
                         eprintln!(
-                            "\nApplied before the error: {} added, {} changed, {} destroyed; each is recorded, and the next plan proposes exactly the rest.",
+                            "\nApplied before the error: {} added, {} changed, {} destroyed; each is recorded{rest}.",
                             done.added, done.changed, done.destroyed
                         );
                         ExitCode::FAILURE

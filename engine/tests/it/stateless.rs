@@ -376,6 +376,75 @@ fn a_saved_plan_applies_only_to_the_live_system_it_read() {
 }
 
 #[test]
+fn a_second_interrupt_stops_the_apply_at_once_and_the_next_plan_finds_what_was_in_flight() {
+    use nix::sys::signal::{kill, Signal};
+    use std::time::{Duration, Instant};
+    let moto = Moto::start();
+    let e = Workdir::new();
+    // An SQS queue keeps its create in flight for about 25 seconds.
+    root(
+        e.dir.path(),
+        &moto,
+        "resource \"aws_sqs_queue\" \"slow\" {\n  name = \"it-interrupted\"\n}\n",
+    );
+    e.init();
+    let (out, err) = (e.home.path().join("out"), e.home.path().join("err"));
+    let mut apply = e
+        .command(Path::new(env!("CARGO_BIN_EXE_choudoufu")))
+        .args(["apply", "-auto-approve", "-no-color"])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let said = || {
+        let [o, e] = [&out, &err].map(|p| std::fs::read_to_string(p).unwrap());
+        format!("{o}{e}")
+    };
+    let started = Instant::now();
+    while !said().contains("aws_sqs_queue.slow: Creating...") {
+        assert!(apply.try_wait().unwrap().is_none(), "{}", said());
+        assert!(started.elapsed() < Duration::from_secs(120), "{}", said());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The create request reaches moto; the first interrupt waits for it,
+    // the second does not.
+    std::thread::sleep(Duration::from_secs(2));
+    let providers = crate::support::children(apply.id());
+    let pid = nix::unistd::Pid::from_raw(apply.id() as i32);
+    kill(pid, Signal::SIGINT).unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(apply.try_wait().unwrap().is_none(), "{}", said());
+    kill(pid, Signal::SIGINT).unwrap();
+    let second = Instant::now();
+    let status = loop {
+        if let Some(status) = apply.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            second.elapsed() < Duration::from_secs(15),
+            "still running 15 s after the second interrupt, the create's own time: {}",
+            said()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let said = flat(&said());
+    assert_eq!(status.code(), Some(1), "{said}");
+    for line in [
+        "Interrupt received.",
+        "Two interrupts received. Exiting immediately. Note that data loss may have occurred.",
+        "Error: Apply cancelled",
+    ] {
+        assert!(said.contains(line), "no {line:?} in {said}");
+    }
+    crate::support::wait_gone(&providers, Duration::from_secs(10));
+    let lock = format!("/choudoufu/lock/{ESTATE}");
+    assert!(parameter_tags(&moto, &lock).is_none(), "the lock is held");
+    // The queue was created with its markers: the next plan binds it.
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+}
+
+#[test]
 fn an_apply_killed_at_a_commit_loses_nothing() {
     let moto = Moto::start();
     let e = Workdir::new();
