@@ -9,7 +9,9 @@
 # requests the emulator served during each plan (read from moto's request
 # log). Stock terraform applies each estate, choudoufu migrates it, and then
 # both plan the unchanged estate: terraform from its state with a refresh,
-# choudoufu from the live system alone, with and without its record store.
+# choudoufu from the live system alone, with and without its record store,
+# RUNS times (default 3) taking turns, so that load on the machine falls on
+# all three alike; the figures are each plan's medians.
 # Prints a Markdown table for BENCHMARKS.md and writes the same figures as
 # an evidence page, reports/plan-from-nothing.md (PAGE= to put it elsewhere),
 # naming the commit, the date, the versions and the command, and as
@@ -27,6 +29,7 @@ case $shape in
   *) echo "SHAPE is simple or mixed, not $shape" >&2; exit 2 ;;
 esac
 terraform=${TERRAFORM:-terraform}
+runs=${RUNS:-3}
 # moto's server through the gauntlet's launcher, which answers one request
 # at a time (moto's backends are not safe under concurrent requests).
 python=$PWD/.venv/bin/python
@@ -231,9 +234,21 @@ TF
   (cd "$root" && "$terraform" init -input=false >/dev/null && "$terraform" apply -auto-approve -input=false -parallelism=20 >/dev/null)
   (cd "$root" && "$choudoufu" migrate >/dev/null)
   (cd "$root" && "$choudoufu" plan >/dev/null)  # warm the schema cache
-  read -r tf_t tf_r < <(cd "$root" && timed "$log" "$terraform" plan -input=false -lock=false)
-  read -r ch_t ch_r < <(cd "$root" && timed "$log" "$choudoufu" plan)
-  read -r nr_t nr_r < <(cd "$root" && timed "$log" "$choudoufu" plan -no-records)
+  : > "$work/samples"
+  for ((i = 0; i < runs; i++)); do
+    {
+      (cd "$root" && timed "$log" "$terraform" plan -input=false -lock=false)
+      (cd "$root" && timed "$log" "$choudoufu" plan)
+      (cd "$root" && timed "$log" "$choudoufu" plan -no-records)
+    } | paste -s -d' ' >> "$work/samples"
+  done
+  read -r tf_t tf_r ch_t ch_r nr_t nr_r < <(python3 - "$work/samples" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+print(*(statistics.median(float(r[c]) for r in rows) for c in range(6)))
+PY
+)
+  tf_r=${tf_r%.*}; ch_r=${ch_r%.*}; nr_r=${nr_r%.*}
   printf '| %d | %.2f | %d | %.2f | %d | %.2fx | %.2f | %d |\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$(echo "$ch_t / $tf_t" | bc -l)" "$nr_t" "$nr_r" | tee -a "$table"
   printf '%d %s %d %s %d %s %d\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$nr_t" "$nr_r" >> "$work/rows"
   kill "$moto_pid"; wait "$moto_pid" 2>/dev/null || true; moto_pid=
@@ -243,7 +258,7 @@ commit=$(git rev-parse --short=10 HEAD)
 dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
 tf_version=$("$terraform" version | head -1)
 moto_version=$("$PWD/.venv/bin/python" -c 'import moto; print(moto.__version__)')
-command="SHAPE=$shape SIZES=\"$sizes\" scripts/bench-plan.sh"
+command="SHAPE=$shape SIZES=\"$sizes\" RUNS=$runs scripts/bench-plan.sh"
 sizes_text=$(python3 -c 'import sys; s = sys.argv[1:]; print(", ".join(s[:-1]) + " and " + s[-1] if len(s) > 1 else s[0])' $sizes)
 mkdir -p "$(dirname "$page")"
 {
@@ -264,7 +279,8 @@ mkdir -p "$(dirname "$page")"
   echo "terraform plans from its state with a refresh, and choudoufu plans from the"
   echo "live system alone: with its record store, then with \`-no-records\`. The"
   echo "wall time of each plan is measured around the process; the requests are"
-  echo "the lines moto's request log gained during that plan."
+  echo "the lines moto's request log gained during that plan. The three plans take"
+  echo "turns $runs times and each figure is the median of its runs."
   echo
   goal=1.0; [[ $shape == mixed ]] && goal=0.7
   echo "Goal: wall time at most ${goal}x stock's refresh plan; requests at most stock's"
