@@ -118,6 +118,8 @@ fn schema_json() -> PathBuf {
     PATH.get_or_init(|| {
         let w = Workdir::new();
         crate::support::aws_root(w.dir.path());
+        crate::support::write_live(w.dir.path(), "schema");
+        w.init();
         let out = w.run(
             Path::new(env!("CARGO_BIN_EXE_choudoufu")),
             &["providers", "schema", "-json"],
