@@ -3,7 +3,6 @@
 //! boxed, coloured form, `-no-color`, and `-json`).
 
 use crate::source::{Range, SourceFile};
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -254,40 +253,87 @@ pub fn render_all(diags: &Diagnostics, sources: &Sources, style: Style) -> Strin
     diags.iter().map(|d| render(d, sources, style)).collect()
 }
 
-/// terraform's `-json` rendering of one diagnostic.
-pub fn to_json(d: &Diagnostic, sources: &Sources) -> serde_json::Value {
-    let mut out = json!({
-        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
-        "summary": d.summary,
-        "detail": d.detail,
+/// A diagnostic as terraform's JSON views write it (`validate -json`),
+/// its fields in terraform's order.
+#[derive(Debug, serde::Serialize)]
+pub struct JsonDiagnostic {
+    severity: &'static str,
+    summary: String,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    range: Option<JsonRange>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snippet: Option<JsonSnippet>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct JsonRange {
+    filename: String,
+    start: JsonPos,
+    end: JsonPos,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct JsonPos {
+    line: usize,
+    column: usize,
+    byte: usize,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct JsonSnippet {
+    context: Option<String>,
+    code: String,
+    start_line: usize,
+    highlight_start_offset: usize,
+    highlight_end_offset: usize,
+    values: [(); 0],
+}
+
+/// `d` as terraform's JSON views write a diagnostic, with its snippet
+/// when `sources` holds its file.
+pub fn to_json(d: &Diagnostic, sources: &Sources) -> JsonDiagnostic {
+    let pos = |p: &crate::source::Pos| JsonPos {
+        line: p.line,
+        column: p.column,
+        byte: p.byte,
+    };
+    let range = d.subject.as_ref().map(|r| JsonRange {
+        filename: r.filename.to_string(),
+        start: pos(&r.start),
+        end: pos(&r.end),
     });
-    if let Some(a) = &d.address {
-        out["address"] = json!(a);
+    let snippet = d.subject.as_ref().and_then(|r| {
+        let file = sources.get(&r.filename)?;
+        let code = file.line(r.start.line);
+        let line_start = r.start.byte + 1 - r.start.column.min(r.start.byte + 1);
+        let highlight_end = if r.end.line == r.start.line {
+            r.end.byte - line_start
+        } else {
+            code.len()
+        };
+        Some(JsonSnippet {
+            context: d.context.clone(),
+            code: code.to_string(),
+            start_line: r.start.line,
+            highlight_start_offset: r.start.byte - line_start,
+            highlight_end_offset: highlight_end,
+            values: [],
+        })
+    });
+    JsonDiagnostic {
+        severity: match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        },
+        summary: d.summary.clone(),
+        detail: d.detail.clone(),
+        address: d.address.clone(),
+        range,
+        snippet,
     }
-    if let Some(r) = &d.subject {
-        let pos =
-            |p: &crate::source::Pos| json!({"line": p.line, "column": p.column, "byte": p.byte});
-        out["range"] =
-            json!({"filename": r.filename.as_ref(), "start": pos(&r.start), "end": pos(&r.end)});
-        if let Some(file) = sources.get(&r.filename) {
-            let code = file.line(r.start.line);
-            let line_start = r.start.byte + 1 - r.start.column.min(r.start.byte + 1);
-            let highlight_end = if r.end.line == r.start.line {
-                r.end.byte - line_start
-            } else {
-                code.len()
-            };
-            out["snippet"] = json!({
-                "context": d.context,
-                "code": code,
-                "start_line": r.start.line,
-                "highlight_start_offset": r.start.byte - line_start,
-                "highlight_end_offset": highlight_end,
-                "values": [],
-            });
-        }
-    }
-    out
 }
 
 /// Greedy word wrap of each line of `text` at `width` columns, as
@@ -359,7 +405,7 @@ mod tests {
             text,
             "\nError: Reference to undeclared input variable\n\n  on main.tf line 2, in locals:\n   2:   x = var.nope\n\nAn input variable with the name \"nope\" has not been declared. This variable\ncan be declared with a variable \"nope\" {} block.\n"
         );
-        let j = to_json(&d, &sources);
+        let j = serde_json::to_value(to_json(&d, &sources)).unwrap();
         assert_eq!(j["range"]["start"]["column"], 7);
         assert_eq!(j["snippet"]["highlight_start_offset"], 6);
         assert_eq!(j["snippet"]["highlight_end_offset"], 14);

@@ -5,6 +5,16 @@ use crate::report;
 use engine::diag;
 use std::process::ExitCode;
 
+/// `validate -json`, its fields in terraform's order.
+#[derive(serde::Serialize)]
+struct ValidateJson {
+    format_version: &'static str,
+    valid: bool,
+    error_count: usize,
+    warning_count: usize,
+    diagnostics: Vec<diag::JsonDiagnostic>,
+}
+
 /// `choudoufu validate`: exit 0 when valid, 1 when not.
 pub(crate) fn validate(json: bool, no_color: bool) -> ExitCode {
     use engine::provider::{cache::SchemaCache, plugin::LaunchOptions};
@@ -28,14 +38,17 @@ pub(crate) fn validate(json: bool, no_color: bool) -> ExitCode {
     };
     let d = &v.diagnostics;
     if json {
-        let doc = serde_json::json!({
-            "format_version": "1.0",
-            "valid": v.is_valid(),
-            "error_count": d.errors(),
-            "warning_count": d.warnings(),
-            "diagnostics": d.iter().map(|x| diag::to_json(x, &v.sources)).collect::<Vec<_>>(),
-        });
-        println!("{doc:#}");
+        let doc = ValidateJson {
+            format_version: "1.0",
+            valid: v.is_valid(),
+            error_count: d.errors(),
+            warning_count: d.warnings(),
+            diagnostics: d.iter().map(|x| diag::to_json(x, &v.sources)).collect(),
+        };
+        match serde_json::to_string_pretty(&doc) {
+            Ok(text) => println!("{text}"),
+            Err(e) => return report(Err(e.into())),
+        }
     } else {
         eprint!(
             "{}",

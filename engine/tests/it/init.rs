@@ -363,6 +363,10 @@ fn a_root_with_no_lock_file_is_refused_as_terraform_refuses_it() {
         }
         assert_eq!(listing(&root), before, "{command} wrote something");
     }
+    // The same verdict as JSON, byte for byte, fields in terraform's order.
+    let ours = text(&w.engine(&["validate", "-json"]));
+    let theirs = text(&w.run(&terraform(), &["validate", "-json", "-no-color"]));
+    assert_eq!(ours.replace("choudoufu init", "terraform init"), theirs);
 
     // A root that requires no provider needs no lock file, for either.
     let bare = Workdir::new();
