@@ -42,6 +42,9 @@ pub struct Applied {
     pub changed: usize,
     pub destroyed: usize,
     pub outputs: BTreeMap<String, Value>,
+    /// A second interrupt abandoned the changes in flight, so the next
+    /// plan may not be exactly the rest.
+    pub cancelled: bool,
 }
 
 impl Applied {
@@ -146,18 +149,20 @@ pub async fn apply<L: Launcher>(
     };
     // A second interrupt abandons the changes in flight, as terraform's
     // does: their calls are dropped, and the provider ends with the command.
-    let result = tokio::select! {
-        r = walk.run(&shared, sessions) => r,
-        () = cancel.notified() => Err(Diagnostic::error(
-            "Apply cancelled",
-            "A second interrupt stopped the apply without waiting for the changes in flight. What committed before it is recorded; a change that was in flight may have completed in the live system with no record. Such an object carries its markers when its type takes tags, and the next plan binds it; an object of a type without tags is not found again. Read the next plan before applying it.",
-        )
-        .into()),
+    let finished = tokio::select! {
+        r = walk.run(&shared, sessions) => Some(r),
+        () = cancel.notified() => None,
     };
+    let cancelled = finished.is_none();
+    let result = finished.unwrap_or_else(|| Err(Diagnostic::error(
+        "Apply cancelled",
+        "A second interrupt stopped the apply without waiting for the changes in flight. What committed before it is recorded; a change that was in flight may have completed in the live system with no record. Such an object carries its markers when its type takes tags, and the next plan binds it; an object of a type without tags is not found again. Read the next plan before applying it.",
+    )
+    .into()));
     if let Some(l) = listener {
         l.abort();
     }
-    if shared.interrupted.load(Ordering::SeqCst) && result.is_ok() {
+    if shared.interrupted.load(Ordering::SeqCst) && !cancelled {
         let d = shared.done.borrow();
         walk.failure.push(Diagnostic::error(
             "Operation interrupted",
@@ -169,6 +174,7 @@ pub async fn apply<L: Launcher>(
     }
     let mut done = shared.done.take();
     done.outputs = walk.values.root().outputs.clone();
+    done.cancelled = cancelled;
     match result {
         Ok(()) if !walk.failure.has_errors() => match keep_outputs(req, store, &done.outputs) {
             Ok(()) => Ok(done),

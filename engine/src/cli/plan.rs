@@ -288,9 +288,10 @@ pub(crate) async fn plan_and_apply(
                     }
                     Err((done, d)) => {
                         eprint!("{}", diag::render_all(&d, &sources, style));
-                        let rest = match d.iter().any(|x| x.summary == "Apply cancelled") {
-                            true => "",
-                            false => ", and the next plan proposes exactly the rest",
+                        let rest = if done.cancelled {
+                            ""
+                        } else {
+                            ", and the next plan proposes exactly the rest"
                         };
                         eprintln!(
                             "\nApplied before the error: {} added, {} changed, {} destroyed; each is recorded{rest}.",
