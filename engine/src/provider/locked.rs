@@ -79,9 +79,7 @@ impl LockError {
             }
         }
     }
-}
 
-impl LockError {
     /// What `validate` reports instead: it checks no selections, but a
     /// provider with none selected is one it cannot load ("Missing required
     /// provider", as terraform's validate says it).
@@ -100,6 +98,22 @@ impl LockError {
             _ => self.diagnostics(),
         }
     }
+
+    /// The configuration requires `provider`, of which the lock file
+    /// selects no version.
+    pub(super) fn unselected(provider: &ProviderSource, locks_empty: bool) -> LockError {
+        LockError::Inconsistent {
+            problems: vec![unselected_line(provider)],
+            unselected: vec![provider.clone()],
+            locks_empty,
+        }
+    }
+}
+
+/// terraform's line for a required provider the lock file selects no
+/// version of.
+fn unselected_line(provider: &ProviderSource) -> String {
+    format!("provider {provider}: required by this configuration but no version is selected")
 }
 
 impl fmt::Display for LockError {
@@ -197,9 +211,7 @@ pub fn selections(
     let mut unselected = Vec::new();
     for (provider, constraint) in required {
         let Some(lock) = locks.providers.get(provider) else {
-            problems.push(format!(
-                "provider {provider}: required by this configuration but no version is selected"
-            ));
+            problems.push(unselected_line(provider));
             unselected.push(provider.clone());
             continue;
         };

@@ -89,15 +89,10 @@ pub(super) fn selected(
     locked: &BTreeMap<ProviderSource, FoundProvider>,
     source: &ProviderSource,
 ) -> Result<FoundProvider, SchemasError> {
-    locked.get(source).cloned().ok_or_else(|| {
-        SchemasError::Locked(LockError::Inconsistent {
-            problems: vec![format!(
-                "provider {source}: required by this configuration but no version is selected"
-            )],
-            unselected: vec![source.clone()],
-            locks_empty: locked.is_empty(),
-        })
-    })
+    locked
+        .get(source)
+        .cloned()
+        .ok_or_else(|| SchemasError::Locked(LockError::unselected(source, locked.is_empty())))
 }
 
 /// The source and version constraint of every provider `module` names.
