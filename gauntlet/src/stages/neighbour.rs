@@ -111,9 +111,11 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
     let tamper = lane.tamper(
         Toggle::NeighbourBoundary,
         || swap(BOUNDARY, NO_BOUNDARY),
-        |dropped| match dropped {
-            true => swap(NO_BOUNDARY, BOUNDARY).map(drop),
-            false => Ok(()),
+        |dropped| {
+            if dropped {
+                swap(NO_BOUNDARY, BOUNDARY)?;
+            }
+            Ok(())
         },
     )?;
     let own_plan = lane.engine.plan(clock, &[]);
