@@ -31,12 +31,18 @@ pub struct Record {
     /// The ID the object is imported by, when configuration cannot give it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The object's own `id`, when the ID it is imported by is another (an
+    /// association's `subnet/rtb`): the provider reads it by this, as
+    /// terraform refreshes from state, with no import's lookup first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
     /// Arguments the provider cannot read back, as JSON.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub config_only: BTreeMap<String, serde_json::Value>,
-    /// For an object nothing but its record finds: the arguments it was
-    /// made with (none sensitive), in terraform's state JSON, so the
-    /// provider can read it back as terraform refreshes from its state.
+    /// For an object nothing but its record finds, or one it knows by its
+    /// own `id`: the arguments it was made with (none sensitive), in
+    /// terraform's state JSON, so the provider can read it back as
+    /// terraform refreshes from its state.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub args: BTreeMap<String, serde_json::Value>,
     /// The provider's private bytes, base64.
@@ -132,7 +138,8 @@ impl Record {
 
     /// The record of an instance's live object: its import ID, what of it
     /// cannot be read back, the provider configuration that manages it,
-    /// and for an object nothing but the record finds, its arguments.
+    /// and for an object nothing but the record finds, or one imported by
+    /// another ID than its own, its arguments.
     pub fn for_object(
         address: String,
         ident: &crate::bind::catalogue::Identity,
@@ -148,7 +155,15 @@ impl Record {
             state,
         )
         .with_provider(provider);
-        match ident.generated() {
+        let own = state.value.get("id").and_then(Value::as_str);
+        let r = match own {
+            Some(own) if r.id.as_deref() != Some(own) => Record {
+                object: Some(own.to_string()),
+                ..r
+            },
+            _ => r,
+        };
+        match ident.generated() || r.object.is_some() {
             true => r.with_args(block, &state.value),
             false => r,
         }
@@ -185,7 +200,8 @@ impl Record {
                 given.insert(name.clone(), v);
             }
         }
-        if let (Some(id), true) = (&self.id, block.attributes.contains_key("id")) {
+        let id = self.object.as_ref().or(self.id.as_ref());
+        if let (Some(id), true) = (id, block.attributes.contains_key("id")) {
             given.insert("id".to_string(), Value::string(id.clone()));
         }
         block.value_with(given)

@@ -137,6 +137,43 @@ impl<P: Provider + Clone> Lane<P> {
         self.read(&ident.type_name, id).await
     }
 
+    /// Reads the object configuration names by `id` and its record knows
+    /// by its own `id`, as terraform refreshes from state: one read, of
+    /// what the record keeps, with no import's lookup first. The object
+    /// counts only while its import ID is still `id`; otherwise, or when
+    /// that read finds nothing, it is imported by `id`.
+    pub async fn reread(
+        &self,
+        ident: &Identity,
+        record: &Record,
+        id: &str,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        let schema = self
+            .provider
+            .cached_schema()
+            .and_then(|s| s.resources.get(&ident.type_name).cloned());
+        if let (Some(schema), Some(_)) = (schema, &record.object) {
+            let prior = ResourceState {
+                value: record.prior(&schema.block),
+                private: record.private_bytes(),
+            };
+            match self
+                .provider()
+                .read_resource(&ident.type_name, &prior)
+                .await
+            {
+                Ok(Some(s)) if ident.import_id(&s.value).as_deref() == Some(id) => {
+                    return Ok(Some(s))
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(type_name = %ident.type_name, id, "read by the recorded id failed, importing: {e}");
+                }
+            }
+        }
+        self.read(&ident.type_name, id).await
+    }
+
     /// Reads an object by an ID taken from its ARN or a listing. For a
     /// type the catalogue gives no ARN pattern, the ID is one of several
     /// guesses, and a read that fails only means the guess was wrong.

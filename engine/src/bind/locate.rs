@@ -2,7 +2,8 @@
 //!
 //! The first look runs for every instance of a block at once: the import
 //! ID from configuration (the catalogue's template or lookup), or for a
-//! generated ID the record's, then a read. The second look is for an
+//! generated ID the record's, then a read (by the object's own `id` where
+//! its record keeps one, as terraform refreshes from state). The second look is for an
 //! instance the first did not find: its record, then the objects that
 //! carry its address marker (the tagging listing; for a type the listing
 //! omits, the type's own listing when configuration cannot name the
@@ -67,6 +68,7 @@ pub async fn first_look<P: Provider + Clone>(
     };
     let found = match (via, record) {
         (Via::Record, Some(r)) => lane.refresh(ident, r).await?,
+        (Via::Configuration, Some(r)) if r.object.is_some() => lane.reread(ident, r, &id).await?,
         _ => lane.read(&ident.type_name, &id).await?,
     };
     let found = found.filter(|s| !ident.absent(&s.value));

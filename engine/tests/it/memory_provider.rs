@@ -111,6 +111,9 @@ struct World {
     objects: BTreeMap<(String, String), Value>,
     /// The last generated serial number.
     serial: u64,
+    /// The imports and reads that reached the live system, by RPC and
+    /// type, since they were last taken.
+    calls: BTreeMap<(&'static str, String), u64>,
 }
 
 impl Memory {
@@ -120,6 +123,7 @@ impl Memory {
                 shapes,
                 objects: BTreeMap::new(),
                 serial: 0,
+                calls: BTreeMap::new(),
             })),
             schema,
         }
@@ -196,6 +200,19 @@ impl Memory {
         }
         set_attr(v, attr, value);
         Ok(())
+    }
+
+    /// The imports and reads made since the last take, by RPC and type.
+    pub fn take_calls(&self) -> BTreeMap<(&'static str, String), u64> {
+        std::mem::take(&mut self.world().calls)
+    }
+
+    fn count(&self, rpc: &'static str, type_name: &str) {
+        *self
+            .world()
+            .calls
+            .entry((rpc, type_name.to_string()))
+            .or_default() += 1;
     }
 
     /// Deletes a live object out of band.
@@ -641,6 +658,7 @@ impl Provider for MemoryProvider {
         id: &str,
     ) -> Result<Vec<ImportedResource>, ProviderError> {
         let schema = self.memory.resource(type_name)?;
+        self.memory.count("ImportResourceState", type_name);
         let world = self.memory.world();
         // As the SDK's passthrough importers: the ID is taken as given, and
         // the read that follows finds whether anything is there.
@@ -669,6 +687,7 @@ impl Provider for MemoryProvider {
         current: &ResourceState,
     ) -> Result<Option<ResourceState>, ProviderError> {
         self.memory.resource(type_name)?;
+        self.memory.count("ReadResource", type_name);
         let id = id_of(&current.value);
         Ok(self
             .memory

@@ -364,6 +364,9 @@ enum Step {
     Records,
     /// `lose-records`: the record store deleted.
     LoseRecords,
+    /// `calls`: the imports and reads that reached the live system since
+    /// the last `calls` (or the case's start).
+    Calls,
 }
 
 #[derive(Debug, Default)]
@@ -428,6 +431,7 @@ impl Step {
             "use" => Step::Use(arg(0)?),
             "records" => Step::Records,
             "lose-records" => Step::LoseRecords,
+            "calls" => Step::Calls,
             other => return Err(format!("unknown step {other}")),
         })
     }
@@ -511,6 +515,9 @@ impl Step {
                     if let Some(id) = &r.id {
                         let _ = write!(text, " id={id}");
                     }
+                    if let Some(own) = &r.object {
+                        let _ = write!(text, " object={own}");
+                    }
                     for (k, v) in &r.config_only {
                         let _ = write!(text, " {k}={v}");
                     }
@@ -525,6 +532,13 @@ impl Step {
                 let settings = engine::live::load(root).unwrap();
                 let _ = std::fs::remove_dir_all(&settings.record_store);
                 "# the record store is lost\n".to_string()
+            }
+            Step::Calls => {
+                let mut text = "# the imports and reads since the last count\n".to_string();
+                for ((rpc, type_name), n) in memory.take_calls() {
+                    let _ = writeln!(text, "{rpc} {type_name}: {n}");
+                }
+                text
             }
         }
     }
