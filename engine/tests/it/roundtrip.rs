@@ -41,22 +41,38 @@ fn override_file(endpoint: &str, services: &[String], ignore_markers: bool) -> S
 }
 
 /// Every endpoint name of the provider's `endpoints` block but the
-/// aliases terraform warns about (`cloudwatchevents` beside `events`).
+/// aliases terraform warns about (`cloudwatchevents` beside `events`),
+/// from its schema as `choudoufu providers schema -json` prints it, read
+/// once per test process.
 fn endpoint_names() -> Vec<String> {
-    let schema: Json = serde_json::from_slice(&std::fs::read(schema_json()).unwrap()).unwrap();
-    let attrs = &schema["provider_schemas"]["registry.terraform.io/hashicorp/aws"]["provider"]
-        ["block"]["block_types"]["endpoints"]["block"]["attributes"];
-    let aliases: BTreeSet<&str> = ALIASES
-        .iter()
-        .flat_map(|group| group.iter().skip(1).copied())
-        .collect();
-    attrs
-        .as_object()
-        .unwrap()
-        .keys()
-        .filter(|k| !aliases.contains(k.as_str()))
-        .cloned()
-        .collect()
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            let w = Workdir::new();
+            crate::support::aws_root(w.dir.path());
+            crate::support::write_live(w.dir.path(), "schema");
+            w.init();
+            let out = w.run(
+                Path::new(env!("CARGO_BIN_EXE_choudoufu")),
+                &["providers", "schema", "-json"],
+            );
+            assert!(out.status.success(), "{}", text(&out));
+            let schema: Json = serde_json::from_slice(&out.stdout).unwrap();
+            let attrs = &schema["provider_schemas"]["registry.terraform.io/hashicorp/aws"]
+                ["provider"]["block"]["block_types"]["endpoints"]["block"]["attributes"];
+            let aliases: BTreeSet<&str> = ALIASES
+                .iter()
+                .flat_map(|group| group.iter().skip(1).copied())
+                .collect();
+            attrs
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| !aliases.contains(k.as_str()))
+                .cloned()
+                .collect()
+        })
+        .clone()
 }
 
 /// The provider's endpoint names that name one service, first name kept.
@@ -110,28 +126,6 @@ const ALIASES: &[&[&str]] = &[
     &["simpledb", "sdb"],
     &["transcribe", "transcribeservice"],
 ];
-
-/// The aws provider's schema as `choudoufu providers schema -json` prints
-/// it, made once per test process.
-fn schema_json() -> PathBuf {
-    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let w = Workdir::new();
-        crate::support::aws_root(w.dir.path());
-        crate::support::write_live(w.dir.path(), "schema");
-        w.init();
-        let out = w.run(
-            Path::new(env!("CARGO_BIN_EXE_choudoufu")),
-            &["providers", "schema", "-json"],
-        );
-        assert!(out.status.success(), "{}", text(&out));
-        let path =
-            std::env::temp_dir().join(format!("roundtrip-schema-{}.json", std::process::id()));
-        std::fs::write(&path, &out.stdout).unwrap();
-        path
-    })
-    .clone()
-}
 
 /// Copies a root's files (not its subdirectories' state) into `to`.
 fn copy_root(from: &Path, to: &Path) {
