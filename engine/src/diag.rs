@@ -180,14 +180,29 @@ impl Sources {
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     pub color: bool,
-    /// Where details wrap, without colour: terraform wraps at 78 columns
-    /// (77 in the console); the coloured box takes two more.
+    /// How long a detail's lines may be, without colour: terraform wraps
+    /// them one column short of the 78 it takes a stream that is not a
+    /// terminal to have; the coloured box takes two more.
     pub width: usize,
 }
 
 impl Style {
     pub fn new(color: bool) -> Style {
-        Style { color, width: 78 }
+        Style { color, width: 77 }
+    }
+}
+
+/// The words after "in" that name where a diagnostic's subject is: in a
+/// native-syntax file, the top-level block around it, found in the file
+/// as terraform finds it; in a JSON file, what the diagnostic says.
+fn context(d: &Diagnostic, sources: &Sources) -> Option<String> {
+    let r = d.subject.as_ref()?;
+    let file = sources.get(&r.filename)?;
+    match file.is_json() {
+        true => d.context.clone(),
+        false => file
+            .context(r.start.byte.checked_sub(1)?)
+            .map(str::to_string),
     }
 }
 
@@ -199,7 +214,7 @@ pub fn render(d: &Diagnostic, sources: &Sources, style: Style) -> String {
     }
     if let Some(r) = &d.subject {
         let mut on = format!("  on {} line {}", r.filename, r.start.line);
-        if let Some(c) = &d.context {
+        if let Some(c) = context(d, sources) {
             on.push_str(&format!(", in {c}"));
         }
         on.push(':');
@@ -315,7 +330,7 @@ pub fn to_json(d: &Diagnostic, sources: &Sources) -> JsonDiagnostic {
             code.len()
         };
         Some(JsonSnippet {
-            context: d.context.clone(),
+            context: context(d, sources),
             code: code.to_string(),
             start_line: r.start.line,
             highlight_start_offset: r.start.byte - line_start,

@@ -6,7 +6,7 @@
 
 use std::fmt;
 use std::ops::Range as Bytes;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One position in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,7 +45,12 @@ pub struct SourceFile {
     name: Arc<str>,
     text: Arc<str>,
     line_starts: Arc<[usize]>,
+    /// Its top-level blocks, read when first asked.
+    blocks: Arc<OnceLock<Vec<Header>>>,
 }
+
+/// A top-level block's byte span and header (its type and quoted labels).
+type Header = (Bytes<usize>, String);
 
 impl SourceFile {
     pub fn new(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> SourceFile {
@@ -57,6 +62,7 @@ impl SourceFile {
             name: name.into(),
             text,
             line_starts,
+            blocks: Arc::default(),
         }
     }
 
@@ -96,6 +102,23 @@ impl SourceFile {
         }
     }
 
+    /// The header of the top-level block that holds the byte `offset`
+    /// (`resource "aws_sqs_queue" "q"`), as terraform names a diagnostic's
+    /// context: hcl's `ContextString` at the byte before the subject, so a
+    /// subject at the very start of a block has none. `None` outside every
+    /// block, in a file that does not parse, and in a JSON file, whose
+    /// diagnostics say their context themselves.
+    pub fn context(&self, offset: usize) -> Option<&str> {
+        let blocks = self.blocks.get_or_init(|| match self.is_json() {
+            true => Vec::new(),
+            false => top_level_blocks(&self.text),
+        });
+        blocks
+            .iter()
+            .find(|(span, _)| span.contains(&offset))
+            .map(|(_, header)| header.as_str())
+    }
+
     /// The text of line `line` (1-based), without its newline.
     pub fn line(&self, line: usize) -> &str {
         let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
@@ -110,6 +133,25 @@ impl SourceFile {
             .unwrap_or("")
             .trim_end_matches('\r')
     }
+}
+
+/// The spans and headers (type and quoted labels) of the top-level blocks
+/// of a native-syntax file; none when it does not parse.
+fn top_level_blocks(text: &str) -> Vec<Header> {
+    use hcl_edit::Span;
+    let Ok(body) = hcl_edit::parser::parse_body(text) else {
+        return Vec::new();
+    };
+    body.into_iter()
+        .filter_map(|structure| {
+            let block = structure.as_block()?;
+            let mut header = block.ident.as_str().to_string();
+            for label in &block.labels {
+                header.push_str(&format!(" {}", crate::value::go_quote(label.as_str())));
+            }
+            Some((block.span()?, header))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -134,5 +176,39 @@ mod tests {
         assert_eq!(f.line(3), "");
         let r = f.range(0..2);
         assert_eq!(r.to_string(), "main.tf:1,1-3");
+    }
+
+    #[test]
+    fn the_context_is_the_top_level_block_holding_the_byte_before_the_subject() {
+        let text = "# a queue\nresource \"aws_sqs_queue\" \"q\" {\n  name = x.y\n  policy {\n    a = 1\n  }\n}\n\nlocals {\n  n = 1\n}\n";
+        let f = SourceFile::new("main.tf", text);
+        let at = |s: &str| text.find(s).unwrap();
+        let queue = Some("resource \"aws_sqs_queue\" \"q\"");
+        assert_eq!(f.context(at("x.y") - 1), queue);
+        assert_eq!(
+            f.context(at("a = 1") - 1),
+            queue,
+            "the top-level block, not the nested one"
+        );
+        assert_eq!(
+            f.context(at("\"q\"") - 1),
+            queue,
+            "a label is inside its block"
+        );
+        assert_eq!(
+            f.context(at("resource") - 1),
+            None,
+            "a subject at the block's start has none"
+        );
+        assert_eq!(f.context(at("n = 1") - 1), Some("locals"));
+        assert_eq!(f.context(0), None);
+        let broken = SourceFile::new("main.tf", "resource \"a\" \"b\" {\n  x = \n");
+        assert_eq!(
+            broken.context(20),
+            None,
+            "a file that does not parse has no contexts"
+        );
+        let json = SourceFile::new("main.tf.json", "{\"resource\": {}}");
+        assert_eq!(json.context(3), None);
     }
 }

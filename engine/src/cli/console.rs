@@ -79,14 +79,7 @@ pub(crate) fn render_diagnostic(d: &EvalError, no_color: bool) -> String {
         end: line1,
     };
     let d = diag::Diagnostic::error(d.summary.clone(), d.detail.clone()).at(at);
-    let out = diag::render(
-        &d,
-        &diag::Sources::default(),
-        diag::Style {
-            color: !no_color,
-            width: 77,
-        },
-    );
+    let out = diag::render(&d, &diag::Sources::default(), diag::Style::new(!no_color));
     if no_color {
         out
     } else {

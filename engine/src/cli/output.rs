@@ -10,12 +10,7 @@ use std::process::ExitCode;
 pub(crate) fn output(name: Option<&str>, json: bool, raw: bool, no_color: bool) -> ExitCode {
     use diag::Diagnostic;
     use engine::record::RecordStore;
-    // terraform's output command wraps its details a column earlier than
-    // plan and validate do.
-    let style = diag::Style {
-        width: 77,
-        ..diag::Style::new(!no_color)
-    };
+    let style = diag::Style::new(!no_color);
     let fail = |d: Diagnostic| {
         eprint!(
             "{}",

@@ -81,10 +81,7 @@ pub struct Invalid {
 
 impl std::fmt::Display for Invalid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let style = crate::diag::Style {
-            color: false,
-            width: 78,
-        };
+        let style = crate::diag::Style::new(false);
         write!(
             f,
             "{}",
