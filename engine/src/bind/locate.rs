@@ -3,13 +3,13 @@
 //! The first look runs for every instance of a block at once: the import
 //! ID from configuration (the catalogue's template or lookup), or for a
 //! generated ID the record's, then a read (by the object's own `id` where
-//! its record keeps one, as terraform refreshes from state). The second look is for an
-//! instance the first did not find: its record, then the objects that
-//! carry its address marker (the tagging listing; for a type the listing
-//! omits, the type's own listing when configuration cannot name the
-//! object); an object it finds binds only if a read confirms it carries
-//! this estate's marker for this very address. Nothing binds by a guess
-//! that a read has not confirmed.
+//! its record keeps one, as terraform refreshes from state). The second
+//! look is for an instance the first did not find: its record, then the
+//! objects that carry its address marker (the tagging listing; for a type
+//! the listing omits, the type's own listing when configuration cannot
+//! name the object); an object it finds binds only if a read confirms it
+//! carries this estate's marker for this very address. Nothing binds by a
+//! guess that a read has not confirmed.
 
 use super::aws::Lane;
 use super::catalogue::{Family, Identity, Source};
