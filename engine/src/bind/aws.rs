@@ -113,25 +113,14 @@ impl<P: Provider + Clone> Lane<P> {
         let Some(id) = record.id.as_deref() else {
             return Ok(None);
         };
-        let schema = self
-            .provider
-            .cached_schema()
-            .and_then(|s| s.resources.get(&ident.type_name).cloned());
-        if let (Some(schema), true) = (schema, ident.generated()) {
-            let prior = ResourceState {
-                value: record.prior(&schema.block),
-                private: record.private_bytes(),
-            };
-            match self
-                .provider()
-                .read_resource(&ident.type_name, &prior)
-                .await
-            {
-                Ok(found) => return Ok(found),
-                Err(e) if super::is_not_found(&e) => return Ok(None),
-                Err(e) => {
+        if ident.generated() {
+            match self.read_recorded(ident, record).await {
+                Some(Ok(found)) => return Ok(found),
+                Some(Err(e)) if super::is_not_found(&e) => return Ok(None),
+                Some(Err(e)) => {
                     tracing::debug!(type_name = %ident.type_name, id, "read from the record failed, importing: {e}");
                 }
+                None => {}
             }
         }
         self.read(&ident.type_name, id).await
@@ -148,30 +137,40 @@ impl<P: Provider + Clone> Lane<P> {
         record: &Record,
         id: &str,
     ) -> Result<Option<ResourceState>, ProviderError> {
-        let schema = self
-            .provider
-            .cached_schema()
-            .and_then(|s| s.resources.get(&ident.type_name).cloned());
-        if let (Some(schema), Some(_)) = (schema, &record.object) {
-            let prior = ResourceState {
-                value: record.prior(&schema.block),
-                private: record.private_bytes(),
-            };
-            match self
-                .provider()
-                .read_resource(&ident.type_name, &prior)
-                .await
-            {
-                Ok(Some(s)) if ident.import_id(&s.value).as_deref() == Some(id) => {
+        if record.object.is_some() {
+            match self.read_recorded(ident, record).await {
+                Some(Ok(Some(s))) if ident.import_id(&s.value).as_deref() == Some(id) => {
                     return Ok(Some(s))
                 }
-                Ok(_) => {}
-                Err(e) => {
+                Some(Err(e)) => {
                     tracing::debug!(type_name = %ident.type_name, id, "read by the recorded id failed, importing: {e}");
                 }
+                _ => {}
             }
         }
         self.read(&ident.type_name, id).await
+    }
+
+    /// The provider's read of what a record keeps, as the prior state;
+    /// `None` when the provider's schema lacks the type.
+    async fn read_recorded(
+        &self,
+        ident: &Identity,
+        record: &Record,
+    ) -> Option<Result<Option<ResourceState>, ProviderError>> {
+        let schema = self
+            .provider
+            .cached_schema()
+            .and_then(|s| s.resources.get(&ident.type_name).cloned())?;
+        let prior = ResourceState {
+            value: record.prior(&schema.block),
+            private: record.private_bytes(),
+        };
+        Some(
+            self.provider()
+                .read_resource(&ident.type_name, &prior)
+                .await,
+        )
     }
 
     /// Reads an object by an ID taken from its ARN or a listing. For a
