@@ -78,11 +78,23 @@ pub async fn plan<L: Launcher>(
         unbound: Vec::new(),
         failed_checks: BTreeSet::new(),
     };
+    // As terraform does, a node that fails stops only what depends on it:
+    // every other node is still planned, so one plan reports every error
+    // (each refused object, say), not the first.
+    let mut failed: BTreeSet<&TreeNode> = BTreeSet::new();
     for tn in &order {
+        if graph.deps(tn).any(|d| failed.contains(d)) {
+            failed.insert(tn);
+            continue;
+        }
         // Each instance of the block's module (known once its call is).
         for instance in p.values.instances_of(&tn.module) {
             p.here = instance;
-            p.node(&tn.node, sessions).await?;
+            if let Err(d) = p.node(&tn.node, sessions).await {
+                p.diags.extend(d);
+                failed.insert(tn);
+                break;
+            }
         }
     }
     p.here = Vec::new();
