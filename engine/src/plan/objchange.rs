@@ -229,6 +229,13 @@ fn equivalent_json(a: &str, b: &str) -> bool {
 /// the provider sets or computes when left out are null, everything else
 /// as it is.
 pub fn config_from_state(block: &Block, state: &Value) -> Value {
+    from_state(block, state, true)
+}
+
+/// [`config_from_state`] at any depth: only the object's own `id` (`top`)
+/// is the provider's; a nested block's `id` (a replication rule's) is
+/// configuration like any other attribute.
+fn from_state(block: &Block, state: &Value, top: bool) -> Value {
     let Kind::Object(attrs) = &state.kind else {
         return state.clone();
     };
@@ -243,14 +250,14 @@ pub fn config_from_state(block: &Block, state: &Value) -> Value {
             let settable = a.required || (a.optional && !a.computed);
             out.insert(
                 name.clone(),
-                if settable && name != "id" {
+                if settable && !(top && name == "id") {
                     v.clone()
                 } else {
                     Value::null(v.ty())
                 },
             );
         } else if let Some(nested) = block.block_types.get(name) {
-            let inner = |e: &Value| config_from_state(&nested.block, e);
+            let inner = |e: &Value| from_state(&nested.block, e, false);
             let converted = match (&v.kind, nested.nesting) {
                 (_, _) if v.is_null() || !v.is_known() => v.clone(),
                 (Kind::List(t, items), _) => {
@@ -316,5 +323,41 @@ mod tests {
         // A value not known until apply may change: it forces.
         let unknown = obj(Value::unknown(Type::String), "a");
         assert_eq!(forcing(&prior, &unknown, &all), vec![id]);
+    }
+
+    #[test]
+    fn only_the_objects_own_id_is_left_out_of_the_configuration_a_state_gives() {
+        let block: Block = serde_json::from_value(serde_json::json!({
+            "attributes": {
+                "id": { "type": "string", "optional": true, "computed": true },
+                "bucket": { "type": "string", "required": true }
+            },
+            "block_types": { "rule": { "nesting": "list", "block": { "attributes": {
+                "id": { "type": "string", "optional": true },
+                "status": { "type": "string", "required": true }
+            } } } }
+        }))
+        .unwrap();
+        let rule = Value::object(BTreeMap::from([
+            ("id".to_string(), Value::string("keep")),
+            ("status".to_string(), Value::string("Enabled")),
+        ]));
+        let state = Value::object(BTreeMap::from([
+            ("id".to_string(), Value::string("b")),
+            ("bucket".to_string(), Value::string("b")),
+            (
+                "rule".to_string(),
+                Value::list(rule.ty(), vec![rule.clone()]),
+            ),
+        ]));
+        let config = config_from_state(&block, &state);
+        assert!(config.get("id").unwrap().is_null());
+        assert_eq!(config.get("bucket"), Some(&Value::string("b")));
+        // A rule's `id` is written in configuration: a write that left it
+        // out would have the API make up another.
+        assert_eq!(
+            config.get("rule"),
+            Some(&Value::list(rule.ty(), vec![rule]))
+        );
     }
 }
