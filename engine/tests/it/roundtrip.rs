@@ -565,4 +565,4 @@ macro_rules! round_trips {
     };
 }
 
-round_trips!(edge, network, services, storage);
+round_trips!(clusters, edge, network, services, storage);
