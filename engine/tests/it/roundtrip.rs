@@ -159,6 +159,19 @@ struct DriftFile {
     change: Vec<Drift>,
 }
 
+/// A state resource's address without an index, in its module if any.
+fn resource_address(r: &Json) -> String {
+    let own = format!(
+        "{}.{}",
+        r["type"].as_str().unwrap(),
+        r["name"].as_str().unwrap()
+    );
+    match r["module"].as_str() {
+        Some(m) => format!("{m}.{own}"),
+        None => own,
+    }
+}
+
 /// Every managed instance of a state file, by address, with its attributes.
 fn instances(state: &Json) -> BTreeMap<String, Json> {
     let mut out = BTreeMap::new();
@@ -166,18 +179,7 @@ fn instances(state: &Json) -> BTreeMap<String, Json> {
         if r["mode"] != "managed" {
             continue;
         }
-        let base = match r["module"].as_str() {
-            Some(m) => format!(
-                "{m}.{}.{}",
-                r["type"].as_str().unwrap(),
-                r["name"].as_str().unwrap()
-            ),
-            None => format!(
-                "{}.{}",
-                r["type"].as_str().unwrap(),
-                r["name"].as_str().unwrap()
-            ),
-        };
+        let base = resource_address(r);
         for i in r["instances"].as_array().into_iter().flatten() {
             let addr = match &i["index_key"] {
                 Json::Number(n) => format!("{base}[{n}]"),
@@ -195,14 +197,7 @@ fn instances(state: &Json) -> BTreeMap<String, Json> {
 fn dependencies(state: &Json) -> BTreeMap<String, BTreeSet<String>> {
     let mut out = BTreeMap::new();
     for r in state["resources"].as_array().into_iter().flatten() {
-        let mut base = format!(
-            "{}.{}",
-            r["type"].as_str().unwrap(),
-            r["name"].as_str().unwrap()
-        );
-        if let Some(m) = r["module"].as_str() {
-            base = format!("{m}.{base}");
-        }
+        let base = resource_address(r);
         for i in r["instances"].as_array().into_iter().flatten() {
             let deps = i["dependencies"].as_array().into_iter().flatten();
             out.entry(base.clone())
@@ -428,8 +423,9 @@ fn round_trip(name: &str) {
             .iter()
             .copied()
             .filter(|a| {
-                let upstream = deps.get(&resource(a)).cloned().unwrap_or_default();
-                !refused.iter().any(|r| upstream.contains(&resource(r)))
+                !deps
+                    .get(&resource(a))
+                    .is_some_and(|up| refused.iter().any(|r| up.contains(&resource(r))))
             })
             .collect();
         for a in &refused {
