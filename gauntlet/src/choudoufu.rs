@@ -305,6 +305,11 @@ pub struct EngineRoot {
     home: PathBuf,
     cli_config: PathBuf,
     cache: PathBuf,
+    /// The twin's emulator, every service's endpoint.
+    endpoint: String,
+    /// The top of the module tree `dir` sits in, when the root calls local
+    /// modules outside its folder.
+    tree: Option<PathBuf>,
 }
 
 impl EngineRoot {
@@ -316,6 +321,7 @@ impl EngineRoot {
         home: &Path,
         cli_config: &Path,
         cache: &Path,
+        endpoint: &str,
     ) -> Result<EngineRoot, EngineError> {
         for d in [home, cache] {
             fs::create_dir_all(d).map_err(|source| EngineError::Io {
@@ -329,7 +335,21 @@ impl EngineRoot {
             home: home.to_owned(),
             cli_config: cli_config.to_owned(),
             cache: cache.to_owned(),
+            endpoint: endpoint.to_owned(),
+            tree: None,
         })
+    }
+
+    /// A folder beside this root's working copy (beside its module tree,
+    /// when it sits in one), for another copy of it.
+    pub fn beside_path(&self, name: &str) -> PathBuf {
+        self.tree.as_ref().unwrap_or(&self.dir).with_file_name(name)
+    }
+
+    /// This root, sitting at its place in the module tree under `top`.
+    pub fn in_tree(mut self, top: Option<&Path>) -> EngineRoot {
+        self.tree = top.map(Path::to_owned);
+        self
     }
 
     /// A fresh copy of this root under `base`, as a new clone of its
@@ -345,25 +365,42 @@ impl EngineRoot {
         if base.exists() {
             fs::remove_dir_all(base).map_err(io(base))?;
         }
-        let dir = base.join("root");
-        fs::create_dir_all(&dir).map_err(io(&dir))?;
-        for entry in fs::read_dir(&self.dir).map_err(io(&self.dir))? {
-            let path = entry.map_err(io(&self.dir))?.path();
+        let own = |path: &Path| {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             let source = name.ends_with(".tf") || name.ends_with(".tf.json");
-            let committed = name == "live.hcl" || name == LOCK_FILE;
-            if path.is_file() && (source || committed) {
-                let to = dir.join(&*name);
-                fs::copy(&path, &to).map_err(io(&path))?;
+            let committed = name == "live.hcl" || name == LOCK_FILE || name.ends_with(".tfvars");
+            source || committed || name.ends_with(".tfvars.json")
+        };
+        // The root's folder as a clone holds it; the modules' folders whole.
+        let (dir, tree) = match &self.tree {
+            Some(top) => {
+                let rel = self.dir.strip_prefix(top).unwrap_or(Path::new(""));
+                let keep = |p: &Path| p.parent() != Some(self.dir.as_path()) || own(p);
+                crate::tree::copy(top, &base.join("tree"), &keep).map_err(io(top))?;
+                (base.join("tree").join(rel), Some(base.join("tree")))
             }
-        }
+            None => {
+                let dir = base.join("root");
+                fs::create_dir_all(&dir).map_err(io(&dir))?;
+                for entry in fs::read_dir(&self.dir).map_err(io(&self.dir))? {
+                    let path = entry.map_err(io(&self.dir))?.path();
+                    if path.is_file() && own(&path) {
+                        let to = dir.join(path.file_name().unwrap_or_default());
+                        fs::copy(&path, &to).map_err(io(&path))?;
+                    }
+                }
+                (dir, None)
+            }
+        };
         let fresh = EngineRoot::new(
             &self.bin,
             &dir,
             &base.join("home"),
             &self.cli_config,
             &base.join("cache"),
-        )?;
+            &self.endpoint,
+        )?
+        .in_tree(tree.as_deref());
         fresh.init(clock)?;
         Ok(fresh)
     }
@@ -382,7 +419,7 @@ impl EngineRoot {
             let path = path.to_owned();
             move |source| EngineError::Io { path, source }
         };
-        let base = self.dir.with_file_name(name);
+        let base = self.beside_path(name);
         if base.exists() {
             fs::remove_dir_all(&base).map_err(io(&base))?;
         }
@@ -413,6 +450,7 @@ impl EngineRoot {
             &base.join("home"),
             &self.cli_config,
             &self.cache,
+            &self.endpoint,
         )?;
         beside.init(clock)?;
         Ok(beside)
@@ -479,6 +517,7 @@ impl EngineRoot {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env(crate::substrate::ENDPOINT_VAR, &self.endpoint)
             .env("TF_CLI_CONFIG_FILE", &self.cli_config)
             .env("CHOUDOUFU_CACHE_DIR", &self.cache)
             .env("AWS_CONFIG_FILE", "/dev/null")

@@ -22,6 +22,8 @@ pub enum EstateError {
     },
     #[error("{path}: {message}")]
     Malformed { path: PathBuf, message: String },
+    #[error("{path}: the configuration uses the {providers} provider beside aws; this gauntlet runs the aws lane only, whose emulator serves the aws provider")]
+    OtherProviders { path: PathBuf, providers: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -194,15 +196,34 @@ pub struct Estate {
     pub lane: String,
     pub preexisting: Preexisting,
     pub undeclared: Vec<Undeclared>,
-    pub knobs: Knobs,
+    /// What the stages tamper with and move: none for a root run without a
+    /// manifest (`run --root`), whose stages that need them are not run.
+    pub knobs: Option<Knobs>,
     /// The second estate on the same twin, when the manifest names one.
     pub neighbour: Option<Neighbour>,
     /// The root's `.tf` and `.tf.json` files, by file name.
     pub root_files: Vec<PathBuf>,
     /// Every resource type the root declares, sorted.
     pub resource_types: Vec<String>,
-    /// The region the root's `provider "aws"` block names.
+    /// The region the root's `provider "aws"` block names, or the
+    /// gauntlet's when it names none it can read.
     pub region: String,
+    /// The root's local modules, when its module calls reach folders
+    /// outside its own.
+    pub modules: Option<ModuleTree>,
+    /// Files the gauntlet writes into each working copy of the root, by
+    /// name: the provider settings and the input variables.
+    pub extra_files: Vec<(String, String)>,
+}
+
+/// A root and the local modules it calls, in the folder that holds them
+/// all.
+#[derive(Debug, Clone)]
+pub struct ModuleTree {
+    /// The nearest folder holding the root and every module folder.
+    pub top: PathBuf,
+    /// The root, relative to `top`.
+    pub root: PathBuf,
 }
 
 /// The names of the estates under `dir`, sorted.
@@ -229,7 +250,21 @@ pub fn valid_name(name: &str) -> bool {
         && !name.starts_with('-')
 }
 
+/// A stage asked for the manifest's knobs in a run without a manifest.
+#[derive(Debug, thiserror::Error)]
+#[error("{estate} has no estate.toml, so no knobs: this stage or BREAK toggle needs a manifest")]
+pub struct NoKnobs {
+    pub estate: String,
+}
+
 impl Estate {
+    /// The manifest's knobs.
+    pub fn knobs(&self) -> Result<&Knobs, NoKnobs> {
+        self.knobs.as_ref().ok_or_else(|| NoKnobs {
+            estate: self.name.clone(),
+        })
+    }
+
     /// Load and check `dir/<name>`.
     pub fn load(estates_dir: &Path, name: &str) -> Result<Estate, EstateError> {
         let dir = estates_dir.join(name);
@@ -253,6 +288,18 @@ impl Estate {
         })?;
         let root = scan_root(&dir)?;
         check_live_block(&dir.join("live.hcl"), name, "the estate's folder")?;
+        if !root.other_providers.is_empty() {
+            return Err(EstateError::OtherProviders {
+                path: dir.clone(),
+                providers: root.other_providers.join(", "),
+            });
+        }
+        if !root.provider_block {
+            return Err(EstateError::Malformed {
+                path: dir.clone(),
+                message: "the root needs a provider \"aws\" block".into(),
+            });
+        }
         let neighbour = match &raw.neighbour {
             None => None,
             Some(n) => {
@@ -295,10 +342,12 @@ impl Estate {
         raw: RawManifest,
         root: Root,
     ) -> Result<Estate, EstateError> {
+        let modules = module_tree(&dir, &root)?;
         let Root {
             files: root_files,
             resource_types,
             region,
+            ..
         } = root;
         let bad = |message: String| EstateError::Malformed {
             path: path.to_owned(),
@@ -407,7 +456,7 @@ impl Estate {
             preexisting,
             undeclared,
             neighbour: None,
-            knobs: Knobs {
+            knobs: Some(Knobs {
                 state_rm_address,
                 missing_parameter: k.missing_parameter,
                 stamped_queue: k.stamped_queue,
@@ -424,16 +473,190 @@ impl Estate {
                 crash_parameters: k.crash_parameters,
                 replaced_parameters: k.replaced_parameters,
                 concurrent_queue: k.concurrent_queue,
-            },
+            }),
             root_files,
             resource_types,
             region: region.ok_or_else(|| EstateError::Malformed {
                 path: dir.join("main.tf"),
                 message: "the root needs a provider \"aws\" block with region set to a literal string; the witness reads the same region".into(),
             })?,
+            modules,
+            extra_files: vec![(
+                "gauntlet_override.tf".into(),
+                crate::substrate::provider_override(None),
+            )],
             dir,
         })
     }
+}
+
+/// A root run without a manifest (`run --root`): what it is given.
+#[derive(Debug, Clone, Default)]
+pub struct RootArgs {
+    /// `--var NAME=VALUE`, in order.
+    pub vars: Vec<(String, String)>,
+    /// `--var-file FILE`, in order.
+    pub var_files: Vec<PathBuf>,
+}
+
+/// The estate name a root's folder gives: its name in lower case, every
+/// run of other characters a dash.
+pub fn name_of_root(dir: &Path) -> String {
+    let base = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let mut name = String::new();
+    for c in base.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            name.push(c);
+        } else if !name.is_empty() && !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    name.trim_end_matches('-').chars().take(64).collect()
+}
+
+impl Estate {
+    /// Any terraform root of the aws provider, as the estate `name`, with
+    /// no manifest: nothing pre-exists, nothing undeclared, no knobs.
+    pub fn from_root(dir: &Path, name: &str, args: &RootArgs) -> Result<Estate, EstateError> {
+        let bad = |message: String| EstateError::Malformed {
+            path: dir.to_owned(),
+            message,
+        };
+        if !dir.is_dir() {
+            return Err(bad("not a folder".into()));
+        }
+        if !valid_name(name) {
+            return Err(bad(format!(
+                "{name:?} cannot name an estate: use lower-case letters, digits and dashes (--name)"
+            )));
+        }
+        let root = scan_root(dir)?;
+        if !root.other_providers.is_empty() {
+            return Err(EstateError::OtherProviders {
+                path: dir.to_owned(),
+                providers: root.other_providers.join(", "),
+            });
+        }
+        let modules = module_tree(dir, &root)?;
+        // The gauntlet's provider settings: merged into the root's own
+        // block, or the block itself; the region when the root names none
+        // the gauntlet can read, so that the witness reads where terraform
+        // writes.
+        let region = root.region.clone().unwrap_or_else(|| "us-east-1".into());
+        let set_region = root.region.is_none().then_some(region.as_str());
+        let mut extra_files = vec![(
+            if root.provider_block {
+                "gauntlet_override.tf"
+            } else {
+                "gauntlet_provider.tf"
+            }
+            .to_owned(),
+            crate::substrate::provider_override(set_region),
+        )];
+        for (i, f) in args.var_files.iter().enumerate() {
+            let text = read(f)?;
+            let json = f.extension().is_some_and(|e| e == "json");
+            let ext = if json {
+                "auto.tfvars.json"
+            } else {
+                "auto.tfvars"
+            };
+            extra_files.push((format!("gauntlet-{}.{ext}", i + 1), text));
+        }
+        if !args.vars.is_empty() {
+            // As terraform takes -var: the raw string for a variable of a
+            // primitive type (or none declared), else an HCL expression.
+            let mut text = String::new();
+            for (k, v) in &args.vars {
+                let value = if complex_variable(&root.files, k)? {
+                    v.clone()
+                } else {
+                    hcl::format::to_string(&hcl::Expression::String(v.clone()))
+                        .map_err(|e| bad(format!("--var {k}: {e}")))?
+                };
+                text.push_str(&format!("{k} = {value}\n"));
+            }
+            extra_files.push(("gauntlet-vars.auto.tfvars".into(), text));
+        }
+        Ok(Estate {
+            name: name.to_owned(),
+            dir: dir.to_owned(),
+            description: format!(
+                "The terraform root in {}, run through the stages it needs no manifest for: {} resource types declared{}.",
+                dir.display(),
+                root.resource_types.len(),
+                match root.module_dirs.len() {
+                    0 => String::new(),
+                    n => format!(" by it and the {n} local modules it calls"),
+                }
+            ),
+            set: "root".into(),
+            lane: "aws".into(),
+            preexisting: Preexisting::default(),
+            undeclared: Vec::new(),
+            knobs: None,
+            neighbour: None,
+            root_files: root.files,
+            resource_types: root.resource_types,
+            region,
+            modules,
+            extra_files,
+        })
+    }
+}
+
+/// Whether the root declares variable `name` with a type other than
+/// `string`, `number` or `bool`: terraform parses its `-var` value as an
+/// expression, where it takes a primitive's raw.
+fn complex_variable(files: &[PathBuf], name: &str) -> Result<bool, EstateError> {
+    for f in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "tf"))
+    {
+        let Ok(body) = hcl::parse(&read(f)?) else {
+            continue;
+        };
+        let declared = body
+            .blocks()
+            .filter(|b| b.identifier() == "variable")
+            .find(|b| b.labels().first().is_some_and(|l| l.as_str() == name));
+        if let Some(b) = declared {
+            let ty = b.body().attributes().find(|a| a.key() == "type");
+            return Ok(match ty.map(|a| a.expr()) {
+                None => false,
+                Some(hcl::Expression::Variable(v)) => {
+                    !matches!(v.as_str(), "string" | "number" | "bool")
+                }
+                Some(_) => true,
+            });
+        }
+    }
+    Ok(false)
+}
+
+/// The folder holding a root and every local module it calls, when it
+/// calls any.
+fn module_tree(dir: &Path, root: &Root) -> Result<Option<ModuleTree>, EstateError> {
+    if root.module_dirs.is_empty() {
+        return Ok(None);
+    }
+    let here = dir.canonicalize().map_err(|source| EstateError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let mut top = here.clone();
+    while !root.module_dirs.iter().all(|m| m.starts_with(&top)) {
+        if !top.pop() {
+            break;
+        }
+    }
+    let rel = here.strip_prefix(&top).unwrap_or(Path::new("")).to_owned();
+    Ok(Some(ModuleTree { top, root: rel }))
 }
 
 fn read(path: &Path) -> Result<String, EstateError> {
@@ -443,15 +666,23 @@ fn read(path: &Path) -> Result<String, EstateError> {
     })
 }
 
-/// What the gauntlet reads from a root: its files, the resource types its
-/// `.tf` files declare, and the provider's region.
+/// What the gauntlet reads from a root and the local modules it calls:
+/// the root's files, the resource types they all declare, the providers
+/// other than aws they use, and the root's provider block and region.
 struct Root {
     files: Vec<PathBuf>,
     resource_types: Vec<String>,
     region: Option<String>,
+    /// Whether the root itself has a `provider "aws"` block.
+    provider_block: bool,
+    /// Providers other than aws the configuration names, sorted.
+    other_providers: Vec<String>,
+    /// The folders of the local modules called, canonical.
+    module_dirs: Vec<PathBuf>,
 }
 
-fn scan_root(dir: &Path) -> Result<Root, EstateError> {
+/// The `.tf` and `.tf.json` files of a folder, sorted.
+fn tf_files(dir: &Path) -> Result<Vec<PathBuf>, EstateError> {
     let rd = fs::read_dir(dir).map_err(|source| EstateError::Io {
         path: dir.to_owned(),
         source,
@@ -459,52 +690,170 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
     let mut files: Vec<PathBuf> = rd
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.is_file() && crate::oracle::is_root_file(p))
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            p.is_file() && (n.ends_with(".tf") || n.ends_with(".tf.json"))
+            n.ends_with(".tf") || n.ends_with(".tf.json")
         })
         .collect();
     files.sort();
+    Ok(files)
+}
+
+/// The providers built into terraform, which any root may use.
+const BUILT_IN: &[&str] = &["terraform"];
+
+fn scan_root(dir: &Path) -> Result<Root, EstateError> {
+    let files = tf_files(dir)?;
     if files.is_empty() {
         return Err(EstateError::Malformed {
             path: dir.to_owned(),
-            message: "the estate has no .tf files".into(),
+            message: "no .tf or .tf.json files: not a terraform root".into(),
         });
     }
-    let mut types = Vec::new();
-    let mut region = None;
-    for f in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "tf"))
-    {
-        // A root terraform rejects is terraform's to report, with its own
-        // diagnostics; here an unparsable file only contributes no types.
-        if let Ok(body) = hcl::parse(&read(f)?) {
-            for b in body.blocks().filter(|b| b.identifier() == "resource") {
-                if let Some(t) = b.labels().first() {
-                    types.push(t.as_str().to_owned());
+    let mut root = Root {
+        files,
+        resource_types: Vec::new(),
+        region: None,
+        provider_block: false,
+        other_providers: Vec::new(),
+        module_dirs: Vec::new(),
+    };
+    let mut seen = vec![dir.canonicalize().map_err(|source| EstateError::Io {
+        path: dir.to_owned(),
+        source,
+    })?];
+    let mut queue = vec![(seen[0].clone(), true)];
+    while let Some((folder, is_root)) = queue.pop() {
+        for f in tf_files(&folder)?
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "tf"))
+        {
+            // A root terraform rejects is terraform's to report, with its
+            // own diagnostics; here an unparsable file only contributes
+            // nothing.
+            let Ok(body) = hcl::parse(&read(f)?) else {
+                continue;
+            };
+            scan_body(&body, is_root, &mut root);
+            for m in body.blocks().filter(|b| b.identifier() == "module") {
+                let source = m.body().attributes().find(|a| a.key() == "source");
+                let Some(hcl::Expression::String(src)) = source.map(|a| a.expr()) else {
+                    continue;
+                };
+                if !(src.starts_with("./") || src.starts_with("../")) {
+                    continue;
                 }
-            }
-            let aws = body
-                .blocks()
-                .filter(|b| b.identifier() == "provider")
-                .filter(|b| b.labels().first().is_some_and(|l| l.as_str() == "aws"));
-            for b in aws {
-                for a in b.body().attributes().filter(|a| a.key() == "region") {
-                    if let hcl::Expression::String(s) = a.expr() {
-                        region = Some(s.clone());
-                    }
+                let Ok(d) = folder.join(src).canonicalize() else {
+                    continue;
+                };
+                if !seen.contains(&d) {
+                    seen.push(d.clone());
+                    root.module_dirs.push(d.clone());
+                    queue.push((d, false));
                 }
             }
         }
     }
-    types.sort();
-    types.dedup();
-    Ok(Root {
-        files,
-        resource_types: types,
-        region,
-    })
+    for v in [&mut root.resource_types, &mut root.other_providers] {
+        v.sort();
+        v.dedup();
+    }
+    root.module_dirs.sort();
+    Ok(root)
+}
+
+/// What one file's body adds to `root`: its resource types, the providers
+/// its blocks name, and for the root's own files the provider block and
+/// its region.
+fn scan_body(body: &hcl::Body, is_root: bool, root: &mut Root) {
+    let mut other = |name: &str| {
+        if name != "aws" && !BUILT_IN.contains(&name) {
+            root.other_providers.push(name.to_owned());
+        }
+    };
+    for b in body.blocks() {
+        let label = b.labels().first().map(|l| l.as_str());
+        match (b.identifier(), label) {
+            ("resource" | "data", Some(t)) => {
+                other(t.split('_').next().unwrap_or(t));
+                if b.identifier() == "resource" {
+                    root.resource_types.push(t.to_owned());
+                }
+            }
+            ("provider", Some(p)) => other(p),
+            ("terraform", _) => {
+                for rp in b
+                    .body()
+                    .blocks()
+                    .filter(|x| x.identifier() == "required_providers")
+                {
+                    for a in rp.body().attributes() {
+                        other(a.key());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !is_root {
+        return;
+    }
+    let aws = body
+        .blocks()
+        .filter(|b| b.identifier() == "provider")
+        .filter(|b| b.labels().first().is_some_and(|l| l.as_str() == "aws"))
+        .filter(|b| !b.body().attributes().any(|a| a.key() == "alias"));
+    for b in aws {
+        root.provider_block = true;
+        for a in b.body().attributes().filter(|a| a.key() == "region") {
+            if let Some(r) = literal(a.expr(), body) {
+                root.region = Some(r);
+            }
+        }
+    }
+}
+
+/// A string an expression names: a literal, or a `local.x` or `var.x`
+/// whose local or default is one (in the same file).
+fn literal(expr: &hcl::Expression, body: &hcl::Body) -> Option<String> {
+    use hcl::expr::TraversalOperator;
+    match expr {
+        hcl::Expression::String(s) => Some(s.clone()),
+        hcl::Expression::Traversal(t) => {
+            let hcl::Expression::Variable(root) = &t.expr else {
+                return None;
+            };
+            let [TraversalOperator::GetAttr(name)] = t.operators.as_slice() else {
+                return None;
+            };
+            let value = match root.as_str() {
+                "local" => body
+                    .blocks()
+                    .filter(|b| b.identifier() == "locals")
+                    .flat_map(|b| b.body().attributes())
+                    .find(|a| a.key() == name.as_str())
+                    .map(|a| a.expr().clone()),
+                "var" => body
+                    .blocks()
+                    .filter(|b| b.identifier() == "variable")
+                    .filter(|b| {
+                        b.labels()
+                            .first()
+                            .is_some_and(|l| l.as_str() == name.as_str())
+                    })
+                    .flat_map(|b| b.body().attributes())
+                    .find(|a| a.key() == "default")
+                    .map(|a| a.expr().clone()),
+                _ => None,
+            }?;
+            match value {
+                hcl::Expression::String(s) => Some(s),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// `live.hcl` must hold `live { estate = "<name>" }`, the name `whence`
@@ -591,7 +940,10 @@ concurrent_queue = "p-concurrent"
         let e = Estate::load(d.path(), "e1").unwrap();
         assert_eq!(e.resource_types, ["aws_sqs_queue"]);
         assert_eq!(e.region, "us-east-1");
-        assert_eq!(e.knobs.state_rm_address.to_string(), "aws_sqs_queue.q");
+        assert_eq!(
+            e.knobs().unwrap().state_rm_address.to_string(),
+            "aws_sqs_queue.q"
+        );
         assert_eq!(names(d.path()), ["e1"]);
     }
 

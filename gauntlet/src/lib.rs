@@ -26,4 +26,5 @@ pub mod site;
 pub mod stage;
 pub mod stages;
 pub mod substrate;
+pub mod tree;
 pub mod witness;

@@ -40,9 +40,27 @@ enum Cmd {
     /// Run every stage of one estate and write its evidence page.
     Run {
         /// The estate's name: a folder under estates/.
-        estate: String,
+        #[arg(required_unless_present = "root")]
+        estate: Option<String>,
+        /// Run any terraform root of the aws provider instead, with no
+        /// manifest: the stages that need none, the others named on the
+        /// page as not run.
+        #[arg(long, value_name = "DIR", conflicts_with = "estate")]
+        root: Option<PathBuf>,
+        /// The name of a root run's page [default: the root folder's name].
+        #[arg(long, value_name = "NAME", requires = "root")]
+        name: Option<String>,
+        /// A root's input variable, as terraform's -var takes it (repeatable).
+        #[arg(long = "var", value_name = "NAME=VALUE", requires = "root", value_parser = parse_var)]
+        vars: Vec<(String, String)>,
+        /// A file of a root's input variables, as terraform's -var-file
+        /// takes it (repeatable).
+        #[arg(long = "var-file", value_name = "FILE", requires = "root")]
+        var_files: Vec<PathBuf>,
         /// Turn on a BREAK toggle (repeatable); BREAK_<NAME>=1 does the same.
-        #[arg(long = "break", value_name = "NAME")]
+        /// A toggle tampers with what an estate's manifest names, so a root
+        /// run takes none.
+        #[arg(long = "break", value_name = "NAME", conflicts_with = "root")]
         breaks: Vec<Toggle>,
         /// Loopback ports for the estate and oracle twins, as A,B; free ones
         /// are chosen when left out.
@@ -78,6 +96,16 @@ enum Cmd {
     Breaks,
     /// Check the machine and install the pinned emulator and witness.
     Provision,
+}
+
+fn parse_var(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected NAME=VALUE, as terraform's -var"))?;
+    if k.trim().is_empty() {
+        return Err(format!("{s:?}: the variable name is empty"));
+    }
+    Ok((k.trim().to_owned(), v.to_owned()))
 }
 
 fn parse_ports(s: &str) -> Result<(u16, u16), String> {
@@ -134,19 +162,38 @@ fn real_main() -> anyhow::Result<ExitCode> {
     match cli.command {
         Cmd::Run {
             estate,
+            root: root_dir,
+            name,
+            vars,
+            var_files,
             breaks,
             ports,
             stop_after,
             dirs,
             work_dir,
         } => {
+            let breaks = Breaks::new(&breaks, |k| std::env::var(k).ok());
+            let (estate, from_root) = match root_dir {
+                Some(dir) => {
+                    if !breaks.names().is_empty() {
+                        bail!(
+                            "{} turned on for a root run: a BREAK toggle tampers with what an estate's estate.toml names, and --root has none",
+                            breaks.names().join(", ")
+                        );
+                    }
+                    let name = name.unwrap_or_else(|| estate::name_of_root(&dir));
+                    (name, Some((dir, estate::RootArgs { vars, var_files })))
+                }
+                None => (estate.unwrap_or_default(), None),
+            };
             gauntlet::process::install_interrupt_handler();
             let reports = dirs.reports_dir.unwrap_or_else(|| root.join("reports"));
             let opts = Options {
+                from_root,
                 work_dir: work_dir.unwrap_or_else(|| root.join(".gauntlet").join(&estate)),
                 estates_dir: dirs.estates_dir.unwrap_or_else(|| root.join("estates")),
                 venv: venv_dir(&root),
-                breaks: Breaks::new(&breaks, |k| std::env::var(k).ok()),
+                breaks,
                 ports,
                 stop_after,
                 root,

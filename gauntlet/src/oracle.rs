@@ -17,9 +17,10 @@ use engine::addr::ResourceInstanceAddr;
 use serde_json::Value;
 
 use crate::clock::{Category, Clock};
+use crate::estate::Estate;
 use crate::machine::Terraform;
 use crate::process;
-use crate::substrate::Side;
+use crate::substrate::{Side, ENDPOINT_VAR};
 
 /// A terraform command that failed, or a root terraform rejects.
 #[derive(Debug, thiserror::Error)]
@@ -129,21 +130,37 @@ pub struct Oracle {
     terraform: Terraform,
     cli_config: PathBuf,
     home: PathBuf,
+    /// The twin's emulator, every service's endpoint.
+    endpoint: String,
+    tree: Option<PathBuf>,
+}
+
+/// Whether a file of a root's own folder is one terraform reads: `.tf`,
+/// `.tf.json`, `*.auto.tfvars(.json)`, `terraform.tfvars(.json)` and the
+/// dependency lock file.
+pub fn is_root_file(p: &Path) -> bool {
+    let n = p.file_name().unwrap_or_default().to_string_lossy();
+    n.ends_with(".tf")
+        || n.ends_with(".tf.json")
+        || n.ends_with(".tfvars")
+        || n.ends_with(".tfvars.json")
+        || n == ".terraform.lock.hcl"
 }
 
 impl Oracle {
-    /// Make a fresh working copy of `root_files` under `work/<side>/root`
-    /// with the override file beside them.
+    /// Make a fresh working copy of the estate's root under
+    /// `work/<side>/root` (with its local modules: `work/<side>/tree`, the
+    /// root in its place there) with the gauntlet's provider settings
+    /// beside it, terraform's endpoint set to `endpoint`.
     pub fn prepare(
         side: Side,
         work: &Path,
-        root_files: &[PathBuf],
-        override_text: &str,
+        estate: &Estate,
+        endpoint: &str,
         terraform: &Terraform,
         cli_config: &Path,
     ) -> Result<Oracle, OracleError> {
         let base = work.join(side.name());
-        let dir = base.join("root");
         let home = base.join("home");
         let io = |path: &Path| {
             let path = path.to_owned();
@@ -152,21 +169,46 @@ impl Oracle {
         if base.exists() {
             fs::remove_dir_all(&base).map_err(io(&base))?;
         }
-        fs::create_dir_all(&dir).map_err(io(&dir))?;
         fs::create_dir_all(&home).map_err(io(&home))?;
-        for f in root_files {
-            let to = dir.join(f.file_name().unwrap_or_default());
-            fs::copy(f, &to).map_err(io(f))?;
+        let dir = match &estate.modules {
+            Some(t) => {
+                let top = base.join("tree");
+                // The modules' folders whole; the root's own folder keeps
+                // only what terraform reads, as a clone would hold it.
+                let root = t.top.join(&t.root);
+                let keep = |p: &Path| p.parent() != Some(root.as_path()) || is_root_file(p);
+                crate::tree::copy(&t.top, &top, &keep).map_err(io(&t.top))?;
+                top.join(&t.root)
+            }
+            None => {
+                let dir = base.join("root");
+                fs::create_dir_all(&dir).map_err(io(&dir))?;
+                for f in &estate.root_files {
+                    let to = dir.join(f.file_name().unwrap_or_default());
+                    fs::copy(f, &to).map_err(io(f))?;
+                }
+                dir
+            }
+        };
+        for (name, text) in &estate.extra_files {
+            let o = dir.join(name);
+            fs::write(&o, text).map_err(io(&o))?;
         }
-        let o = dir.join("gauntlet_override.tf");
-        fs::write(&o, override_text).map_err(io(&o))?;
         Ok(Oracle {
             side,
             dir,
             terraform: terraform.clone(),
             cli_config: cli_config.to_owned(),
             home,
+            endpoint: endpoint.to_owned(),
+            tree: estate.modules.as_ref().map(|_| base.join("tree")),
         })
+    }
+
+    /// The top of the working copy's module tree, when the root has local
+    /// modules.
+    pub fn tree(&self) -> Option<&Path> {
+        self.tree.as_deref()
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -176,6 +218,7 @@ impl Oracle {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env(ENDPOINT_VAR, &self.endpoint)
             .env("TF_CLI_CONFIG_FILE", &self.cli_config)
             .env("TF_IN_AUTOMATION", "1")
             .env("TF_INPUT", "0")

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::choudoufu::{Choudoufu, EngineError, EngineRoot};
 use crate::clock::{Category, Clock};
-use crate::estate::{Estate, EstateError};
+use crate::estate::{Estate, EstateError, RootArgs};
 use crate::evidence::{Measured, PlanRecord, RunRecord, StageRecord, Verdict, Versions};
 use crate::machine::{self, Machine, MachineError, Pins};
 use crate::oracle::{Oracle, OracleError};
@@ -28,7 +28,12 @@ use crate::witness::{Witness, WitnessError};
 /// What a run is asked to do.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The estate's name: its folder under `estates_dir`, or the name a
+    /// root run gives its page.
     pub estate: String,
+    /// A root run without a manifest (`run --root`): the root's folder and
+    /// its inputs.
+    pub from_root: Option<(PathBuf, RootArgs)>,
     /// The workspace: `live/` is read from here.
     pub root: PathBuf,
     pub estates_dir: PathBuf,
@@ -77,7 +82,23 @@ fn interrupted_or<E: Into<RunError>>(e: E) -> RunError {
 
 /// The command that reproduces a run.
 fn reproduce(opts: &Options) -> String {
-    let mut cmd = format!("cargo run -p gauntlet -- run {}", opts.estate);
+    let mut cmd = match &opts.from_root {
+        None => format!("cargo run -p gauntlet -- run {}", opts.estate),
+        Some((dir, args)) => {
+            let mut c = format!(
+                "cargo run -p gauntlet -- run --root {} --name {}",
+                dir.display(),
+                opts.estate
+            );
+            for f in &args.var_files {
+                c.push_str(&format!(" --var-file {}", f.display()));
+            }
+            for (k, v) in &args.vars {
+                c.push_str(&format!(" --var '{k}={v}'"));
+            }
+            c
+        }
+    };
     for b in opts.breaks.names() {
         cmd.push_str(&format!(" --break {b}"));
     }
@@ -250,6 +271,9 @@ fn stage_row(
         .collect();
     let (verdict, mut detail, failed) = match result {
         Err(e) if e.interrupted() => return Err(RunError::Interrupted),
+        Err(StepError::NotDerived(why)) => {
+            return Ok(StageRecord::not_run(stage, &format!("not run: {why}")))
+        }
         Err(e) => (Verdict::Error, e.to_string(), Vec::new()),
         Ok(StageOutput {
             assertions,
@@ -306,11 +330,14 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     let pins = Pins::load(&opts.root.join("live/aws-lane.toml"))?;
     record.versions.terraform_pin = pins.oracle.terraform.clone();
     record.versions.aws_provider = pins.oracle.aws_provider.clone();
-    let estate = Estate::load(&opts.estates_dir, &opts.estate)?;
+    let estate = match &opts.from_root {
+        Some((dir, args)) => Estate::from_root(dir, &opts.estate, args)?,
+        None => Estate::load(&opts.estates_dir, &opts.estate)?,
+    };
     record.description = estate.description.clone();
     record.set = estate.set.clone();
     record.lane = estate.lane.clone();
-    let kinds = stages::kinds(&estate)?;
+    let kinds = stages::kinds(&estate);
     let Machine {
         terraform,
         mirror,
@@ -362,12 +389,11 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     let oracles = twins
         .iter()
         .map(|t| {
-            let text = t.provider_override(&estate.resource_types)?;
             Ok(Oracle::prepare(
                 t.side,
                 work,
-                &estate.root_files,
-                &text,
+                &estate,
+                &t.endpoint(),
                 &terraform,
                 &cli_config,
             )?)
@@ -385,15 +411,32 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     // The engine runs in the estate twin's working copy, beside the state
     // stock's cold deploy writes there, with the estate's live settings.
     let engine_dir = oracles[Side::Estate as usize].dir.clone();
-    let live = estate.dir.join("live.hcl");
-    fs::copy(&live, engine_dir.join("live.hcl")).map_err(io(&live))?;
+    // A root run names its estate itself; a root's own live.hcl, if it has
+    // one, is not the run's.
+    let live = engine_dir.join("live.hcl");
+    match &opts.from_root {
+        Some(_) => fs::write(
+            &live,
+            format!(
+                "# Written by the gauntlet: the engine's settings for this run.\nlive {{\n  estate = \"{}\"\n}}\n",
+                estate.name
+            ),
+        )
+        .map_err(io(&live))?,
+        None => {
+            let from = estate.dir.join("live.hcl");
+            fs::copy(&from, &live).map_err(io(&from))?;
+        }
+    }
     let engine_root = EngineRoot::new(
         &choudoufu,
         &engine_dir,
         &work.join("estate").join("engine-home"),
         &cli_config,
         &work.join("choudoufu-cache"),
-    )?;
+        &twins[Side::Estate as usize].endpoint(),
+    )?
+    .in_tree(oracles[Side::Estate as usize].tree());
 
     let mut witnesses = Vec::new();
     for t in &twins {
@@ -569,6 +612,13 @@ impl Chain<'_, '_> {
                 set_stage(record, stopped_row(stage, stop_after));
                 continue;
             }
+            if let (None, Some(knobs)) = (&self.lane.estate.knobs, manifest_knobs(stage)) {
+                let why = format!(
+                    "not run: its moves are named by the manifest's {knobs}, and a root run has no estate.toml"
+                );
+                set_stage(record, StageRecord::not_run(stage, &why));
+                continue;
+            }
             if stage == StageId::TwoEstatesOnOneTwin && self.lane.estate.neighbour.is_none() {
                 let why = "not run: the estate declares no [neighbour] in estate.toml";
                 set_stage(record, StageRecord::not_run(stage, why));
@@ -592,6 +642,21 @@ impl Chain<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The knobs of `estate.toml` a stage's own moves need (beyond its BREAK
+/// toggles), for a root run's page; none for the stages that derive
+/// everything from the root.
+fn manifest_knobs(stage: StageId) -> Option<&'static str> {
+    Some(match stage {
+        StageId::ReplaceWithCreateBeforeDestroy => "knobs.replaced_parameters",
+        StageId::CrashMidApply => "knobs.crash_parameters",
+        StageId::PlanReviewApply => "knobs.reviewed_block",
+        StageId::StrictProfile => "knobs.stamped_queue",
+        StageId::TwoAppliesAtOnce => "knobs.concurrent_queue",
+        StageId::TwoEstatesOnOneTwin => "[neighbour]",
+        _ => return None,
+    })
 }
 
 /// The progress line for a stage's verdict; an error carries its detail,

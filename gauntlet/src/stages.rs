@@ -12,7 +12,7 @@ use std::thread;
 
 use crate::choudoufu::{EngineError, EnginePlan, EngineRoot};
 use crate::clock::Clock;
-use crate::estate::{Estate, Undeclared};
+use crate::estate::{Estate, Knobs, Undeclared};
 use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
 use crate::process::ProcessError;
 use crate::stage::{Assertion, Breaks, Toggle};
@@ -23,6 +23,7 @@ use kit::both_ok;
 
 pub mod crash;
 pub mod day_two;
+mod derive;
 mod kit;
 pub mod lock;
 pub mod neighbour;
@@ -48,6 +49,12 @@ pub enum StepError {
     },
     #[error("{0}")]
     Knob(String),
+    #[error(transparent)]
+    NoKnobs(#[from] crate::estate::NoKnobs),
+    /// A root run's stage found nothing in the root to derive its moves
+    /// from: the stage is not run, and the stages after it are.
+    #[error("{0}")]
+    NotDerived(String),
 }
 
 impl StepError {
@@ -91,16 +98,31 @@ impl Lane<'_> {
     pub(crate) fn oracle_twin(&self) -> &TwinView {
         &self.twins[1]
     }
+
+    /// The knob a BREAK toggle tampers with, read only when the toggle is
+    /// on; empty when it is off, where only that toggle's tamper, which
+    /// then does nothing, uses it. A run without a manifest turns no
+    /// toggle on.
+    pub(crate) fn knob<'s>(
+        &'s self,
+        toggle: Toggle,
+        f: impl FnOnce(&'s Knobs) -> &'s String,
+    ) -> Result<&'s str, StepError> {
+        if !self.breaks.on(toggle) {
+            return Ok("");
+        }
+        Ok(f(self.estate.knobs()?))
+    }
 }
 
 /// The kinds of live object a lane reads: those the root declares and those
 /// of the pre-existing objects.
-pub fn kinds(estate: &Estate) -> Result<BTreeSet<Kind>, WitnessError> {
+pub fn kinds(estate: &Estate) -> BTreeSet<Kind> {
     let mut k: BTreeSet<Kind> = estate
         .resource_types
         .iter()
         .map(|t| Kind::for_type(t))
-        .collect::<Result<_, _>>()?;
+        .collect();
     if !estate.preexisting.buckets.is_empty() {
         k.insert(Kind::Bucket);
     }
@@ -110,7 +132,7 @@ pub fn kinds(estate: &Estate) -> Result<BTreeSet<Kind>, WitnessError> {
     if !estate.preexisting.roles.is_empty() {
         k.insert(Kind::Role);
     }
-    Ok(k)
+    k
 }
 
 /// Create the pre-existing objects on a twin and read its baseline.
@@ -213,16 +235,16 @@ pub fn cold_deploy(
 
     let e = lane.estate_twin();
     if breaks.on(Toggle::ColdState) {
-        let addr = estate.knobs.state_rm_address.to_string();
+        let addr = estate.knobs()?.state_rm_address.to_string();
         e.oracle.run(clock, &["state", "rm", "-no-color", &addr])?;
     }
     if breaks.on(Toggle::ColdInventory) {
         e.witness
-            .delete_parameter(&estate.knobs.missing_parameter)?;
+            .delete_parameter(&estate.knobs()?.missing_parameter)?;
     }
     if breaks.on(Toggle::ColdMarkers) {
         e.witness
-            .tag_queue(&estate.knobs.stamped_queue, "tofu-estate", &estate.name)?;
+            .tag_queue(&estate.knobs()?.stamped_queue, "tofu-estate", &estate.name)?;
     }
     if breaks.on(Toggle::ColdUndeclared) {
         if let Some(Undeclared::S3Object { bucket, key, .. }) = estate
@@ -298,13 +320,18 @@ pub fn cold_deploy(
     ));
 
     // The witness counts exactly the state's objects on each twin.
+    // Objects by ARN carrying no tag yet are not listed; nor are the
+    // classes the emulator's tagging API leaves out.
     let mut problems = Vec::new();
     let mut declared_live = Vec::new();
+    let mut unlisted = BTreeSet::new();
     for (i, t) in lane.twins.iter().enumerate() {
         let (state, live, _, _, _) = &reads[i];
         let declared = Inventory::of_state(state)?;
         let new = live.minus(&t.baseline);
-        let absent = declared.minus(&new);
+        let (listed, not_listed) = Inventory::of_state_tagged(state)?.listed_in(&new);
+        unlisted.extend(not_listed);
+        let absent = listed.minus(&new);
         let unexpected = new.minus(&declared);
         if !absent.is_empty() {
             problems.push(format!(
@@ -336,11 +363,12 @@ pub fn cold_deploy(
         problems.is_empty(),
         if problems.is_empty() {
             format!(
-                "the AWS CLI counts the same {} objects over {} types on both twins ({}), exactly the state's, beside the {} that existed before",
+                "the AWS CLI counts the same {} objects over {} types on both twins ({}), exactly the state's, beside the {} that existed before{}",
                 declared_live[1].len(),
                 declared_live[1].kinds(),
                 declared_live[1].counts(),
-                lane.oracle_twin().baseline.len()
+                lane.oracle_twin().baseline.len(),
+                unread(&reads[1].0, &unlisted, true)
             )
         } else {
             problems.join("; ")
@@ -361,7 +389,7 @@ pub fn cold_deploy(
         Toggle::ColdMarkers,
         hits.is_empty(),
         if hits.is_empty() {
-            "zero tofu-estate or tofu-address tags on either twin (the tagging API for s3, sqs, sns, dynamodb and ssm; IAM tags read role by role and policy by policy)".to_owned()
+            "zero tofu-estate or tofu-address tags on either twin (the tagging API over every service it lists; IAM tags read role by role and policy by policy)".to_owned()
         } else {
             format!("marker tags found: {}", hits.join(", "))
         },
@@ -380,7 +408,9 @@ pub fn cold_deploy(
     out.push(Assertion::new(
         Toggle::ColdUndeclared,
         missing.is_empty(),
-        if missing.is_empty() {
+        if estate.undeclared.is_empty() {
+            "nothing to read back: the estate names no object the running system writes".to_owned()
+        } else if missing.is_empty() {
             format!(
                 "the running system wrote {} that no block declares, each read back on both twins",
                 undeclared_summary(&estate.undeclared)
@@ -419,6 +449,110 @@ pub fn cold_deploy(
             oracle_described,
         },
     ))
+}
+
+/// The instances of `state` that, as far as the witness knows, only a
+/// record finds, by address, and why, for the page: a subscription (no
+/// tags, no listing by owner); an object by ARN of a class the emulator's
+/// tagging API leaves out (none of it in `live`); an object of a type with
+/// no tags, no ARN and no read in `reads.toml`.
+pub(crate) fn found_by_record_only(
+    state: &[StateInstance],
+    live: &Inventory,
+) -> Result<(BTreeSet<String>, String), WitnessError> {
+    let (_, unlisted) = Inventory::of_state(state)?.listed_in(live);
+    let mut addresses = BTreeSet::new();
+    let mut subscriptions = false;
+    let mut unread_types = BTreeSet::new();
+    for i in state {
+        let k = Kind::for_type(&i.type_name);
+        let by_record = if i.type_name == "aws_sns_topic_subscription" {
+            subscriptions = true;
+            true
+        } else if k != Kind::Tagged {
+            false
+        } else if !k.stamped(i) {
+            unread_types.insert(i.type_name.clone());
+            true
+        } else {
+            i.values["arn"]
+                .as_str()
+                .is_some_and(|a| unlisted.contains(&crate::witness::arn_class(a)))
+        };
+        if by_record {
+            addresses.insert(i.addr.to_string());
+        }
+    }
+    let mut why = Vec::new();
+    if subscriptions {
+        why.push("an aws_sns_topic_subscription has no tags and no listing by owner".to_owned());
+    }
+    if !unlisted.is_empty() {
+        why.push(format!(
+            "the emulator's tagging API leaves out {}",
+            list(&unlisted)
+        ));
+    }
+    if !unread_types.is_empty() {
+        why.push(format!(
+            "{} {} no tags, no ARN and no listing the witness knows",
+            list(&unread_types),
+            if unread_types.len() == 1 {
+                "has"
+            } else {
+                "have"
+            }
+        ));
+    }
+    Ok((addresses, why.join("; ")))
+}
+
+/// What of a state the witness could not read, for the page: `` when it
+/// read everything, else `; not read: ...` naming the types with no way to
+/// name an object (no ARN), the untagged objects by ARN (the tagging API
+/// lists an object once it carries a tag, so only `before_markers`) and
+/// the classes the tagging API does not list.
+pub(crate) fn unread(
+    state: &[StateInstance],
+    unlisted: &BTreeSet<String>,
+    before_markers: bool,
+) -> String {
+    let mut nameless = BTreeSet::new();
+    let mut untagged = 0;
+    for i in state {
+        let k = Kind::for_type(&i.type_name);
+        if !k.names(i) {
+            nameless.insert(i.type_name.as_str());
+        } else if before_markers
+            && k == Kind::Tagged
+            && i.values["tags_all"]
+                .as_object()
+                .is_none_or(|m| m.is_empty())
+        {
+            untagged += 1;
+        }
+    }
+    let mut parts = Vec::new();
+    if !nameless.is_empty() {
+        parts.push(format!(
+            "{} (no ARN and no read of their own)",
+            nameless.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if untagged > 0 {
+        parts.push(format!("{untagged} objects with no tag yet"));
+    }
+    if !unlisted.is_empty() {
+        parts.push(format!(
+            "{} (not listed by the tagging API)",
+            list(unlisted)
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; not read: {}", parts.join("; "))
+    }
 }
 
 /// `2 objects in refaws-data and 2 messages in refaws-jobs`.
@@ -515,17 +649,17 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
 
     if breaks.on(Toggle::TeardownRemoved) {
         o.witness
-            .put_parameter(&estate.knobs.resurrected_parameter, "resurrected")?;
+            .put_parameter(&estate.knobs()?.resurrected_parameter, "resurrected")?;
     }
     if breaks.on(Toggle::TeardownSurvivors) {
         o.witness
-            .delete_queue(&estate.knobs.lost_preexisting_queue)?;
+            .delete_queue(&estate.knobs()?.lost_preexisting_queue)?;
     }
 
     clock.say("Teardown: reading the oracle twin back with the AWS CLI");
     let after = o.witness.inventory(&lane.kinds)?;
     let state_after = o.oracle.state()?;
-    let declared = Inventory::of_state(&state_before)?;
+    let (declared, unlisted) = Inventory::of_state(&state_before)?.listed_in(&live_before);
     let mut out = Vec::new();
 
     // Exactly the state's instances removed.
@@ -560,10 +694,12 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
         problems.is_empty(),
         if problems.is_empty() {
             format!(
-                "terraform destroy on the oracle twin removed exactly the {} instances its state held ({}), read back with the AWS CLI over {} types, and left an empty state",
-                declared.len(),
+                "terraform destroy on the oracle twin removed exactly the {} instances its state held ({}), the {} objects of them the AWS CLI reads over {} types gone, and left an empty state{}",
+                state_before.len(),
                 plan.summary_line(),
-                declared.kinds()
+                declared.len(),
+                declared.kinds(),
+                unread(&state_before, &unlisted, false)
             )
         } else {
             problems.join("; ")
@@ -632,7 +768,9 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
     out.push(Assertion::new(
         Toggle::TeardownUndeclared,
         problems.is_empty(),
-        if problems.is_empty() {
+        if estate.undeclared.is_empty() {
+            "nothing to read back: the estate names no object the running system writes".to_owned()
+        } else if problems.is_empty() {
             format!(
                 "the {} went with their parents (force_destroy empties the bucket; a queue's messages go with it), as stock handles them",
                 undeclared_summary(&estate.undeclared)

@@ -80,8 +80,6 @@ pub enum SubstrateError {
         secs: u64,
         log: PathBuf,
     },
-    #[error("the estate declares {type_name}, and the aws lane has no emulator endpoint for it")]
-    NoEndpoint { type_name: String },
     #[error(transparent)]
     Process(#[from] process::ProcessError),
     #[error("{path}: {source}")]
@@ -210,11 +208,6 @@ impl Twin {
     pub fn pid(&self) -> u32 {
         self.guard.pid()
     }
-
-    /// The provider override for this twin, for a root declaring `types`.
-    pub fn provider_override(&self, types: &[String]) -> Result<String, SubstrateError> {
-        provider_override(&self.endpoint(), types)
-    }
 }
 
 /// Whether an HTTP server on the port answers a request.
@@ -252,53 +245,36 @@ fn tail(log: &Path) -> String {
     lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
-/// The provider's endpoint name for the service a resource type belongs to.
-fn service_of(type_name: &str) -> Option<&'static str> {
-    const PREFIXES: &[(&str, &str)] = &[
-        ("aws_s3_", "s3"),
-        ("aws_sqs_", "sqs"),
-        ("aws_sns_", "sns"),
-        ("aws_iam_", "iam"),
-        ("aws_dynamodb_", "dynamodb"),
-        ("aws_ssm_", "ssm"),
-    ];
-    PREFIXES
-        .iter()
-        .find(|(p, _)| type_name.starts_with(p))
-        .map(|(_, s)| *s)
-}
+/// The provider settings a twin's root needs beside its own `provider
+/// "aws"` block: fake credentials, no calls to the instance metadata or
+/// STS, path-style S3. The endpoint itself comes from `AWS_ENDPOINT_URL`
+/// in terraform's and the engine's environment (see [`ENDPOINT_VAR`]), so
+/// every service the provider knows reaches the twin's emulator.
+pub const PROVIDER_SETTINGS: &str = "  access_key                  = \"test\"
+  secret_key                  = \"test\"
+  skip_credentials_validation = true
+  skip_metadata_api_check     = true
+  skip_requesting_account_id  = true
+  s3_use_path_style           = true
+";
 
-/// An override file for the root's `provider "aws"` block: terraform merges
-/// it into the block, so the root itself stays as written.
-pub fn provider_override(endpoint: &str, types: &[String]) -> Result<String, SubstrateError> {
-    // sts answers the provider's own identity calls; the tagging API is what
-    // the sweep reads.
-    let mut services = vec!["resourcegroupstaggingapi", "sts"];
-    for t in types {
-        let s = service_of(t).ok_or_else(|| SubstrateError::NoEndpoint {
-            type_name: t.clone(),
-        })?;
-        services.push(s);
-    }
-    services.sort();
-    services.dedup();
-    let width = services.iter().map(|s| s.len()).max().unwrap_or(0);
-    let endpoints: String = services
-        .iter()
-        .map(|s| format!("    {s:<width$} = \"{endpoint}\"\n"))
-        .collect();
-    Ok(format!(
-        "# Written by the gauntlet: points the aws provider at this twin's emulator.\n\
-provider \"aws\" {{\n\
-  access_key                  = \"test\"\n\
-  secret_key                  = \"test\"\n\
-  skip_credentials_validation = true\n\
-  skip_metadata_api_check     = true\n\
-  skip_requesting_account_id  = true\n\
-  s3_use_path_style           = true\n\
-  endpoints {{\n{endpoints}  }}\n\
-}}\n"
-    ))
+/// The environment variable the aws provider reads its default endpoint
+/// from, for every service.
+pub const ENDPOINT_VAR: &str = "AWS_ENDPOINT_URL";
+
+/// The gauntlet's `provider "aws"` settings: an override file for the
+/// root's own block (terraform merges it in, so the root stays as
+/// written), or the block itself for a root that declares none. `region`
+/// when the root names none the gauntlet can read.
+pub fn provider_override(region: Option<&str>) -> String {
+    let region = region
+        .map(|r| format!("  region                      = \"{r}\"\n"))
+        .unwrap_or_default();
+    format!(
+        "# Written by the gauntlet: the aws provider's settings for an emulator, whose\n\
+# endpoint AWS_ENDPOINT_URL names.\n\
+provider \"aws\" {{\n{region}{PROVIDER_SETTINGS}}}\n"
+    )
 }
 
 #[cfg(test)]
@@ -306,22 +282,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_override_names_every_service_the_root_uses() {
-        let o = provider_override(
-            "http://127.0.0.1:5000",
-            &[
-                "aws_s3_bucket".into(),
-                "aws_sqs_queue".into(),
-                "aws_s3_bucket_policy".into(),
-            ],
-        )
-        .unwrap();
-        for s in ["s3 ", "sqs ", "sts ", "resourcegroupstaggingapi "] {
-            assert!(o.contains(&format!("    {s}")), "{s} missing:\n{o}");
-        }
-        assert!(!o.contains("dynamodb"));
+    fn the_override_is_hcl_with_the_emulator_settings() {
+        let o = provider_override(Some("eu-west-1"));
+        assert!(o.contains("region                      = \"eu-west-1\""));
         assert!(o.contains("skip_requesting_account_id  = true"));
-        // It is HCL terraform can read.
+        assert!(o.contains("s3_use_path_style           = true"));
         hcl::parse(&o).unwrap();
     }
 
@@ -339,12 +304,6 @@ mod tests {
         .unwrap();
         assert_eq!(requests_served(&log).unwrap(), 2);
         assert!(requests_served(&d.path().join("none.log")).is_err());
-    }
-
-    #[test]
-    fn a_type_without_an_endpoint_is_refused() {
-        let e = provider_override("http://x", &["aws_lambda_function".into()]).unwrap_err();
-        assert!(e.to_string().contains("aws_lambda_function"));
     }
 
     #[test]

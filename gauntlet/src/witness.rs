@@ -19,7 +19,10 @@ use crate::oracle::StateInstance;
 use crate::process;
 use crate::substrate::Side;
 
+pub mod reads;
 mod tamper;
+
+use reads::Read;
 
 /// How many objects `Witness::describe` reads side by side.
 const DESCRIBE_AT_ONCE: usize = 4;
@@ -43,8 +46,6 @@ pub enum WitnessError {
         args: String,
         reason: String,
     },
-    #[error("the witness has no identity row for {type_name}; add one to witness::Kind")]
-    NoRow { type_name: String },
     #[error("{address}: the state lacks {attr}, which names it to the witness")]
     NoIdentity { address: String, attr: &'static str },
     #[error("the AWS CLI on the {side}: {reason}")]
@@ -58,7 +59,10 @@ pub enum WitnessError {
     },
 }
 
-/// A kind of live object the witness can list, one per terraform type.
+/// A kind of live object the witness can list: one per terraform type it
+/// knows how to read, one per type `reads.toml` says how to list
+/// ([`Kind::Listed`]), and [`Kind::Tagged`] for every other type, read by
+/// ARN through the tagging API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Bucket,
@@ -75,6 +79,12 @@ pub enum Kind {
     RolePolicy,
     Table,
     Parameter,
+    /// An object of a type `reads.toml` lists.
+    Listed(&'static Read),
+    /// An object of any other type, named by its ARN: its state instance
+    /// has an `arn` and a `tags_all`; live, the tagging API lists it while
+    /// it carries a tag.
+    Tagged,
 }
 
 impl Kind {
@@ -112,16 +122,19 @@ impl Kind {
             Kind::RolePolicy => "aws_iam_role_policy",
             Kind::Table => "aws_dynamodb_table",
             Kind::Parameter => "aws_ssm_parameter",
+            Kind::Listed(r) => &r.type_name,
+            Kind::Tagged => "any other type",
         }
     }
 
-    pub fn for_type(type_name: &str) -> Result<Kind, WitnessError> {
+    /// The kind that witnesses a type: its own row, else its read in
+    /// `reads.toml`, else [`Kind::Tagged`].
+    pub fn for_type(type_name: &str) -> Kind {
         Kind::ALL
             .into_iter()
             .find(|k| k.type_name() == type_name)
-            .ok_or_else(|| WitnessError::NoRow {
-                type_name: type_name.to_owned(),
-            })
+            .or_else(|| reads::of_type(type_name).map(Kind::Listed))
+            .unwrap_or(Kind::Tagged)
     }
 
     /// The identity of a state instance of this kind, as the witness names
@@ -148,7 +161,28 @@ impl Kind {
             Kind::Subscription => attr("arn"),
             Kind::RolePolicyAttachment => Ok(format!("{}/{}", attr("role")?, attr("policy_arn")?)),
             Kind::RolePolicy => Ok(format!("{}/{}", attr("role")?, attr("name")?)),
+            Kind::Listed(r) => attr(&r.identity),
+            Kind::Tagged => attr("arn"),
         }
+    }
+
+    /// Whether the engine stamps its marker on a state instance of this
+    /// kind: a kind with its own row when [`Kind::tagged`]; an object of
+    /// any other type when it is taggable (its values hold `tags_all`).
+    pub fn stamped(self, inst: &StateInstance) -> bool {
+        match self {
+            Kind::Tagged => inst.values.get("tags_all").is_some(),
+            k => k.tagged(),
+        }
+    }
+
+    /// Whether the witness can name a state instance of this kind: always
+    /// for a kind with its own row; for [`Kind::Tagged`], when the instance
+    /// is taggable (its values hold `tags_all`) and has an ARN.
+    pub fn names(self, inst: &StateInstance) -> bool {
+        self != Kind::Tagged
+            || (inst.values.get("tags_all").is_some()
+                && inst.values["arn"].as_str().is_some_and(|a| !a.is_empty()))
     }
 
     /// Whether objects of this kind carry tags, so the estate's marker.
@@ -156,6 +190,9 @@ impl Kind {
     /// subscription, an attachment, a role's inline policy) are owned
     /// through their parent.
     pub fn tagged(self) -> bool {
+        if let Kind::Listed(r) = self {
+            return r.tagged;
+        }
         matches!(
             self,
             Kind::Bucket
@@ -165,6 +202,7 @@ impl Kind {
                 | Kind::Policy
                 | Kind::Table
                 | Kind::Parameter
+                | Kind::Tagged
         )
     }
 
@@ -174,6 +212,10 @@ impl Kind {
         let [_, _, service, _, _, resource] = parts[..] else {
             return None;
         };
+        if let Some(r) = reads::of_arn_class(&arn_class(arn)) {
+            let id = resource.rsplit(['/', ':']).next().unwrap_or(resource);
+            return Some((Kind::Listed(r), id.to_owned()));
+        }
         match service {
             "s3" => Some((Kind::Bucket, resource.to_owned())),
             "sqs" => Some((Kind::Queue, resource.to_owned())),
@@ -187,15 +229,32 @@ impl Kind {
             "iam" => match resource.split_once('/') {
                 Some(("policy", name)) => Some((Kind::Policy, last_segment(name, '/'))),
                 Some(("role", name)) => Some((Kind::Role, last_segment(name, '/'))),
-                _ => None,
+                _ => Some((Kind::Tagged, arn.to_owned())),
             },
-            _ => None,
+            _ => Some((Kind::Tagged, arn.to_owned())),
         }
     }
 
     /// The short name used in counts on the page.
     pub fn noun(self) -> &'static str {
-        self.type_name().trim_start_matches("aws_")
+        match self {
+            Kind::Tagged => "object by ARN",
+            k => k.type_name().trim_start_matches("aws_"),
+        }
+    }
+}
+
+/// The class of object an ARN names, `service:resource-type` (`ec2:vpc`,
+/// `logs:log-group`), or the service alone when its resource has no type
+/// (`sqs`). The witness says per class whether the tagging API lists it.
+pub fn arn_class(arn: &str) -> String {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    let [_, _, service, _, _, resource] = parts[..] else {
+        return arn.to_owned();
+    };
+    match resource.find(['/', ':']) {
+        Some(i) => format!("{service}:{}", &resource[..i]),
+        None => service.to_owned(),
     }
 }
 
@@ -208,14 +267,67 @@ fn last_segment(s: &str, sep: char) -> String {
 pub struct Inventory(pub BTreeMap<Kind, BTreeSet<String>>);
 
 impl Inventory {
-    /// The identities of a terraform state's instances.
+    /// The identities of a terraform state's instances the witness can
+    /// name (see [`Kind::names`]).
     pub fn of_state(state: &[StateInstance]) -> Result<Inventory, WitnessError> {
         let mut inv = Inventory::default();
         for i in state {
-            let k = Kind::for_type(&i.type_name)?;
-            inv.insert(k, k.identity(i)?);
+            let k = Kind::for_type(&i.type_name);
+            if k.names(i) {
+                inv.insert(k, k.identity(i)?);
+            }
         }
         Ok(inv)
+    }
+
+    /// What the tagging API lists of a state before anything stamped a
+    /// marker: [`Inventory::of_state`] less the objects of other types that
+    /// carry no tag.
+    pub fn of_state_tagged(state: &[StateInstance]) -> Result<Inventory, WitnessError> {
+        let untagged: Vec<&StateInstance> = state
+            .iter()
+            .filter(|i| {
+                Kind::for_type(&i.type_name) == Kind::Tagged
+                    && i.values["tags_all"]
+                        .as_object()
+                        .is_none_or(|m| m.is_empty())
+            })
+            .collect();
+        let mut inv = Inventory::of_state(state)?;
+        if let Some(arns) = inv.0.get_mut(&Kind::Tagged) {
+            for i in untagged {
+                if let Some(arn) = i.values["arn"].as_str() {
+                    arns.remove(arn);
+                }
+            }
+        }
+        Ok(inv)
+    }
+
+    /// `self` less the objects by ARN of classes `live` holds none of:
+    /// the emulator's tagging API does not list them, so the witness cannot
+    /// say whether they are there. The classes are returned beside.
+    pub fn listed_in(&self, live: &Inventory) -> (Inventory, BTreeSet<String>) {
+        let listed: BTreeSet<String> = live
+            .0
+            .get(&Kind::Tagged)
+            .into_iter()
+            .flatten()
+            .map(|a| arn_class(a))
+            .collect();
+        let mut out = self.clone();
+        let mut unlisted = BTreeSet::new();
+        if let Some(arns) = out.0.get_mut(&Kind::Tagged) {
+            arns.retain(|a| {
+                let class = arn_class(a);
+                let keep = listed.contains(&class);
+                if !keep {
+                    unlisted.insert(class);
+                }
+                keep
+            });
+        }
+        (out, unlisted)
     }
 
     pub fn insert(&mut self, k: Kind, id: String) {
@@ -258,13 +370,29 @@ impl Inventory {
         out
     }
 
-    /// `3 sqs_queue, 1 s3_bucket, ...`: counts by kind, for the page.
+    /// The objects counted by what they are: a kind with its own row by
+    /// its noun, an object by ARN by its ARN's class.
+    fn by_noun(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for (k, ids) in &self.0 {
+            for id in ids {
+                let noun = match k {
+                    Kind::Tagged => arn_class(id),
+                    k => k.noun().to_owned(),
+                };
+                *out.entry(noun).or_default() += 1;
+            }
+        }
+        out
+    }
+
+    /// `3 sqs_queue, 1 s3_bucket, 2 ec2:subnet, ...`: counts by kind (an
+    /// object by ARN by its class), for the page.
     pub fn counts(&self) -> String {
         let parts: Vec<String> = self
-            .0
-            .iter()
-            .filter(|(_, ids)| !ids.is_empty())
-            .map(|(k, ids)| format!("{} {}", ids.len(), k.noun()))
+            .by_noun()
+            .into_iter()
+            .map(|(noun, n)| format!("{n} {noun}"))
             .collect();
         if parts.is_empty() {
             "nothing".into()
@@ -273,19 +401,26 @@ impl Inventory {
         }
     }
 
-    /// Every object, as `kind id`, for details that name them.
+    /// Every object, as `kind id` (an object by ARN as its ARN), for
+    /// details that name them.
     pub fn names(&self) -> String {
         let parts: Vec<String> = self
             .0
             .iter()
-            .flat_map(|(k, ids)| ids.iter().map(move |id| format!("{} {id}", k.noun())))
+            .flat_map(|(k, ids)| {
+                ids.iter().map(move |id| match k {
+                    Kind::Tagged => id.clone(),
+                    k => format!("{} {id}", k.noun()),
+                })
+            })
             .collect();
         parts.join(", ")
     }
 
-    /// Kinds that hold at least one object.
+    /// Kinds that hold at least one object, each ARN class of the objects
+    /// by ARN counted as one.
     pub fn kinds(&self) -> usize {
-        self.0.values().filter(|s| !s.is_empty()).count()
+        self.by_noun().len()
     }
 }
 
@@ -403,67 +538,79 @@ impl Witness {
             has(Kind::Role) || has(Kind::RolePolicyAttachment) || has(Kind::RolePolicy);
         let mut inv = Inventory::default();
         // First the listings, side by side.
-        let (buckets, queues, topics, subs, roles, policies, tables, params) = thread::scope(|s| {
-            let list = |want: bool,
-                        args: &'static [&'static str],
-                        field: &'static str,
-                        key: Option<&'static str>| {
-                s.spawn(move || -> Result<Vec<String>, WitnessError> {
-                    if !want {
+        let (buckets, queues, topics, subs, roles, policies, tables, params, tagged) =
+            thread::scope(|s| {
+                let list = |want: bool,
+                            args: &'static [&'static str],
+                            field: &'static str,
+                            key: Option<&'static str>| {
+                    s.spawn(move || -> Result<Vec<String>, WitnessError> {
+                        if !want {
+                            return Ok(Vec::new());
+                        }
+                        let v = self.call(args)?;
+                        Ok(strings(&v[field], key))
+                    })
+                };
+                let b = list(
+                    need_buckets,
+                    &["s3api", "list-buckets"],
+                    "Buckets",
+                    Some("Name"),
+                );
+                let q = list(need_queues, &["sqs", "list-queues"], "QueueUrls", None);
+                let t = list(
+                    has(Kind::Topic),
+                    &["sns", "list-topics"],
+                    "Topics",
+                    Some("TopicArn"),
+                );
+                let su = list(
+                    has(Kind::Subscription),
+                    &["sns", "list-subscriptions"],
+                    "Subscriptions",
+                    Some("SubscriptionArn"),
+                );
+                let r = list(
+                    need_roles,
+                    &["iam", "list-roles"],
+                    "Roles",
+                    Some("RoleName"),
+                );
+                let p = list(
+                    has(Kind::Policy),
+                    &["iam", "list-policies", "--scope", "Local"],
+                    "Policies",
+                    Some("PolicyName"),
+                );
+                let tb = list(
+                    has(Kind::Table),
+                    &["dynamodb", "list-tables"],
+                    "TableNames",
+                    None,
+                );
+                let pa = list(
+                    has(Kind::Parameter),
+                    &["ssm", "describe-parameters"],
+                    "Parameters",
+                    Some("Name"),
+                );
+                let ta = s.spawn(move || -> Result<Vec<String>, WitnessError> {
+                    if !has(Kind::Tagged) {
                         return Ok(Vec::new());
                     }
-                    let v = self.call(args)?;
-                    Ok(strings(&v[field], key))
-                })
-            };
-            let b = list(
-                need_buckets,
-                &["s3api", "list-buckets"],
-                "Buckets",
-                Some("Name"),
-            );
-            let q = list(need_queues, &["sqs", "list-queues"], "QueueUrls", None);
-            let t = list(
-                has(Kind::Topic),
-                &["sns", "list-topics"],
-                "Topics",
-                Some("TopicArn"),
-            );
-            let su = list(
-                has(Kind::Subscription),
-                &["sns", "list-subscriptions"],
-                "Subscriptions",
-                Some("SubscriptionArn"),
-            );
-            let r = list(
-                need_roles,
-                &["iam", "list-roles"],
-                "Roles",
-                Some("RoleName"),
-            );
-            let p = list(
-                has(Kind::Policy),
-                &["iam", "list-policies", "--scope", "Local"],
-                "Policies",
-                Some("PolicyName"),
-            );
-            let tb = list(
-                has(Kind::Table),
-                &["dynamodb", "list-tables"],
-                "TableNames",
-                None,
-            );
-            let pa = list(
-                has(Kind::Parameter),
-                &["ssm", "describe-parameters"],
-                "Parameters",
-                Some("Name"),
-            );
-            let j = |h: thread::ScopedJoinHandle<'_, Result<Vec<String>, WitnessError>>| {
-                h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-            };
-            (j(b), j(q), j(t), j(su), j(r), j(p), j(tb), j(pa))
-        });
+                    Ok(self
+                        .tagging_api()?
+                        .into_iter()
+                        .filter(|(arn, _)| matches!(Kind::of_arn(arn), Some((Kind::Tagged, _))))
+                        .map(|(arn, _)| arn)
+                        .collect())
+                });
+                let j = |h: thread::ScopedJoinHandle<'_, Result<Vec<String>, WitnessError>>| {
+                    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+                };
+                (j(b), j(q), j(t), j(su), j(r), j(p), j(tb), j(pa), j(ta))
+            });
         let (buckets, queue_urls, roles) = (buckets?, queues?, roles?);
         for (k, ids) in [
             (
@@ -477,6 +624,7 @@ impl Witness {
             (Kind::Policy, policies?),
             (Kind::Table, tables?),
             (Kind::Parameter, params?),
+            (Kind::Tagged, tagged?),
         ] {
             for id in ids {
                 inv.insert(k, id);
@@ -494,6 +642,31 @@ impl Witness {
         }
         if has(Kind::Role) {
             roles.iter().for_each(|r| inv.insert(Kind::Role, r.clone()));
+        }
+        // The types `reads.toml` lists, side by side.
+        let listed: Vec<Result<Vec<(Kind, String)>, WitnessError>> = thread::scope(|s| {
+            let hs: Vec<_> = kinds
+                .iter()
+                .filter_map(|k| match k {
+                    Kind::Listed(r) => Some((*k, r)),
+                    _ => None,
+                })
+                .map(|(k, r)| {
+                    s.spawn(move || {
+                        let args: Vec<&str> = r.list.iter().map(String::as_str).collect();
+                        let v = self.call(&args)?;
+                        Ok(strings_deep(&v).into_iter().map(|id| (k, id)).collect())
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for r in listed {
+            for (k, id) in r? {
+                inv.insert(k, id);
+            }
         }
         // Then the sub-resources, read per parent, side by side.
         let found: Vec<Result<Vec<(Kind, String)>, WitnessError>> = thread::scope(|s| {
@@ -582,6 +755,47 @@ impl Witness {
         Ok(inv)
     }
 
+    /// Every object the tagging API lists, by ARN, with its tags as the
+    /// API gives them (`[{Key, Value}]`).
+    fn tagging_api(&self) -> Result<Vec<(String, Value)>, WitnessError> {
+        let v = self.call(&["resourcegroupstaggingapi", "get-resources"])?;
+        Ok(v["ResourceTagMappingList"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| Some((m["ResourceARN"].as_str()?.to_owned(), m["Tags"].clone())))
+            .collect())
+    }
+
+    /// An object's tags as the tagging API lists them, by its ARN; `None`
+    /// when it lists no such object.
+    pub fn object_tags(&self, arn: &str) -> Result<Option<BTreeMap<String, String>>, WitnessError> {
+        let v = self.call(&[
+            "resourcegroupstaggingapi",
+            "get-resources",
+            "--resource-arn-list",
+            arn,
+        ])?;
+        Ok(v["ResourceTagMappingList"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["ResourceARN"] == arn)
+            .map(|m| {
+                m["Tags"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| {
+                        Some((
+                            t["Key"].as_str()?.to_owned(),
+                            t["Value"].as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect()
+            }))
+    }
+
     /// Every marker tag on any object of `inv`.
     pub fn markers(&self, inv: &Inventory) -> Result<Vec<MarkerHit>, WitnessError> {
         let roles: Vec<String> = inv
@@ -597,13 +811,11 @@ impl Witness {
             // The tagging API covers s3, sqs, sns, dynamodb and ssm; IAM is
             // read per role and per policy.
             hs.push(s.spawn(|| {
-                let v = self.call(&["resourcegroupstaggingapi", "get-resources"])?;
-                let mut hits = Vec::new();
-                for m in v["ResourceTagMappingList"].as_array().into_iter().flatten() {
-                    let arn = m["ResourceARN"].as_str().unwrap_or("");
-                    hits.extend(marker_tags(arn, &m["Tags"]));
-                }
-                Ok(hits)
+                Ok(self
+                    .tagging_api()?
+                    .iter()
+                    .flat_map(|(arn, tags)| marker_tags(arn, tags))
+                    .collect())
             }));
             for r in &roles {
                 hs.push(s.spawn(move || {
@@ -635,6 +847,12 @@ impl Witness {
         for r in results {
             out.extend(r?);
         }
+        // The tagging API may still list an object its own read no longer
+        // does (moto's deleted prefix lists): it is gone.
+        out.retain(|h| match &h.at {
+            Some((k @ Kind::Listed(_), id)) => inv.contains(*k, id),
+            _ => true,
+        });
         Ok(out)
     }
 
@@ -810,7 +1028,15 @@ impl Witness {
                     .collect()
             });
             for r in results {
-                let (k, v) = r?;
+                // Two objects described alike (generated ids reduced) both
+                // count: the second is `key #2`.
+                let (key, v) = r?;
+                let mut k = key.clone();
+                let mut n = 2;
+                while out.contains_key(&k) {
+                    k = format!("{key} #{n}");
+                    n += 1;
+                }
                 out.insert(k, v);
             }
         }
@@ -949,6 +1175,33 @@ impl Witness {
                     self.call(&["dynamodb", "list-tags-of-resource", "--resource-arn", &arn])?;
                 t["Tags"] = tags["Tags"].clone();
                 t
+            }
+            Kind::Listed(r) => {
+                // Keyed by what it is, its generated ids reduced, so that
+                // two creations of one configuration meet.
+                let v = match &r.describe {
+                    Some(call) => {
+                        let args: Vec<String> =
+                            call.iter().map(|a| a.replace("{id}", id)).collect();
+                        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                        normalised(&self.call(&args)?)
+                    }
+                    None => Value::String(generated_ids_out(id)),
+                };
+                return Ok((format!("{} {v}", k.noun()), v));
+            }
+            Kind::Tagged => {
+                // Its ARN holds a generated id, so it is keyed by its class
+                // and its tags, the marker tags left out.
+                let v = self.call(&[
+                    "resourcegroupstaggingapi",
+                    "get-resources",
+                    "--resource-arn-list",
+                    id,
+                ])?;
+                let tags = normalised(&v["ResourceTagMappingList"][0]["Tags"]);
+                let key = format!("{} {}", arn_class(id), tags);
+                return Ok((key, serde_json::json!({ "Tags": tags })));
             }
             Kind::Parameter => {
                 let mut p =
@@ -1187,10 +1440,46 @@ pub fn normalised(v: &Value) -> Value {
         }
         Value::String(s) if s.starts_with('{') => match serde_json::from_str::<Value>(s) {
             Ok(parsed) => normalised(&parsed),
-            Err(_) => v.clone(),
+            Err(_) => Value::String(generated_ids_out(s)),
         },
+        Value::String(s) => Value::String(generated_ids_out(s)),
         _ => v.clone(),
     }
+}
+
+/// `s` with every generated id of the EC2 kind (`vpc-0a1b2c3d4e5f60718`:
+/// a lower-case prefix, a dash, 8 to 17 hex digits) reduced to its prefix
+/// (`vpc-*`): a value naming another object (a parameter holding a VPC's
+/// id) differs between two creations only there.
+pub fn generated_ids_out(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'-' {
+            let prefix = b[..i]
+                .iter()
+                .rev()
+                .take_while(|c| c.is_ascii_lowercase())
+                .count();
+            let hex = b[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+                .count();
+            let bounded_left = i == prefix || !b[i - prefix - 1].is_ascii_alphanumeric();
+            let bounded_right = b
+                .get(i + 1 + hex)
+                .is_none_or(|c| !c.is_ascii_alphanumeric());
+            if prefix > 0 && (8..=17).contains(&hex) && bounded_left && bounded_right {
+                out.push_str("-*");
+                i += 1 + hex;
+                continue;
+            }
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
 }
 
 /// Null, `[]` and `{}`: an absent tag list reads as one of them.
@@ -1218,6 +1507,16 @@ pub fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
         }
         _ if a != b => out.push(format!("{path}: {a} != {b}")),
         _ => {}
+    }
+}
+
+/// Every string in a JSON value, depth first: what a `--query` picking
+/// identities prints, however its projections nest.
+fn strings_deep(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a.iter().flat_map(strings_deep).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -1294,11 +1593,84 @@ mod tests {
     }
 
     #[test]
-    fn a_type_without_a_row_or_an_identity_is_an_error() {
-        let e = Inventory::of_state(&[inst("aws_lambda_function.f", json!({}))]).unwrap_err();
-        assert!(e.to_string().contains("aws_lambda_function"));
+    fn a_row_without_its_identity_is_an_error() {
         let e = Inventory::of_state(&[inst("aws_sqs_queue.q", json!({"name": null}))]).unwrap_err();
         assert!(e.to_string().contains("aws_sqs_queue.q") && e.to_string().contains("name"));
+    }
+
+    #[test]
+    fn any_other_type_is_an_object_by_arn_when_taggable() {
+        let vpc = "arn:aws:ec2:eu-west-1:1:vpc/vpc-0a1b2c3d";
+        let state = vec![
+            inst(
+                "aws_vpc.main",
+                json!({"arn": vpc, "tags_all": {"Name": "x"}}),
+            ),
+            inst(
+                "aws_subnet.a",
+                json!({"arn": "arn:aws:ec2:eu-west-1:1:subnet/subnet-1", "tags_all": {}}),
+            ),
+            // Taggable, but no ARN: the witness cannot name it.
+            inst("aws_nat_gateway.n", json!({"id": "nat-1", "tags_all": {}})),
+            // No tags: owned through a parent, not stamped.
+            inst("aws_route.r", json!({"id": "r-1"})),
+            inst("aws_route_table_association.a", json!({"id": "rtbassoc-1"})),
+        ];
+        let k = Kind::for_type("aws_vpc");
+        assert_eq!(k, Kind::Tagged);
+        assert!(k.stamped(&state[0]) && k.names(&state[0]));
+        assert!(k.stamped(&state[2]) && !k.names(&state[2]));
+        assert!(!k.stamped(&state[3]));
+        let assoc = Kind::for_type("aws_route_table_association");
+        assert!(matches!(assoc, Kind::Listed(_)) && !assoc.stamped(&state[4]));
+
+        let inv = Inventory::of_state(&state).unwrap();
+        assert!(inv.contains(Kind::Tagged, vpc));
+        assert!(inv.contains(assoc, "rtbassoc-1"));
+        assert_eq!(inv.len(), 3);
+        // Before markers, the tagging API lists only what carries a tag.
+        let tagged = Inventory::of_state_tagged(&state).unwrap();
+        assert_eq!(tagged.len(), 2);
+        assert_eq!(tagged.counts(), "1 ec2:vpc, 1 route_table_association");
+    }
+
+    #[test]
+    fn a_class_the_tagging_api_does_not_list_is_left_out_and_named() {
+        let mut declared = Inventory::default();
+        declared.insert(Kind::Tagged, "arn:aws:ec2:r:1:vpc/vpc-1".into());
+        declared.insert(
+            Kind::Tagged,
+            "arn:aws:ec2:r:1:security-group-rule/sgr-1".into(),
+        );
+        let mut live = Inventory::default();
+        live.insert(Kind::Tagged, "arn:aws:ec2:r:1:vpc/vpc-2".into());
+        let (listed, unlisted) = declared.listed_in(&live);
+        assert_eq!(listed.names(), "arn:aws:ec2:r:1:vpc/vpc-1");
+        assert_eq!(
+            unlisted.into_iter().collect::<Vec<_>>(),
+            ["ec2:security-group-rule"]
+        );
+    }
+
+    #[test]
+    fn arns_name_their_class_and_kind() {
+        assert_eq!(arn_class("arn:aws:ec2:r:1:vpc/vpc-1"), "ec2:vpc");
+        assert_eq!(
+            arn_class("arn:aws:logs:r:1:log-group:app"),
+            "logs:log-group"
+        );
+        assert_eq!(arn_class("arn:aws:sqs:r:1:jobs"), "sqs");
+        assert_eq!(
+            Kind::of_arn("arn:aws:sqs:r:1:jobs"),
+            Some((Kind::Queue, "jobs".into()))
+        );
+        let pl = Kind::of_arn("arn:aws:ec2:r:1:managed-prefix-lists/pl-1").unwrap();
+        assert_eq!(
+            pl,
+            (Kind::for_type("aws_ec2_managed_prefix_list"), "pl-1".into())
+        );
+        let vpc = "arn:aws:ec2:r:1:vpc/vpc-1";
+        assert_eq!(Kind::of_arn(vpc), Some((Kind::Tagged, vpc.into())));
     }
 
     #[test]
@@ -1312,6 +1684,24 @@ mod tests {
         assert_eq!(a.minus(&b).counts(), "1 s3_bucket, 1 sqs_queue");
         assert_eq!(a.intersect(&b).names(), "sqs_queue q2");
         assert_eq!(Inventory::default().counts(), "nothing");
+    }
+
+    #[test]
+    fn generated_ids_are_reduced_to_their_prefix() {
+        for (s, want) in [
+            ("vpc-bfe9a8fb38588f98f", "vpc-*"),
+            (
+                "arn:aws:ec2:eu-west-1:1:subnet/subnet-0a1b2c3d",
+                "arn:aws:ec2:eu-west-1:1:subnet/subnet-*",
+            ),
+            ("sg-12345678,sg-87654321", "sg-*,sg-*"),
+            ("platform-concurrent", "platform-concurrent"),
+            ("x1vpc-bfe9a8fb", "x1vpc-bfe9a8fb"),
+            ("vpc-bfe9a8fb38588f98f0a", "vpc-bfe9a8fb38588f98f0a"),
+            ("refaws-deadbeef1", "refaws-*"),
+        ] {
+            assert_eq!(generated_ids_out(s), want, "{s}");
+        }
     }
 
     #[test]

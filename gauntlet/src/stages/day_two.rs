@@ -21,7 +21,7 @@ use crate::estate::Undeclared;
 use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
-use crate::witness::{differences, normalised, Inventory, Kind, MarkerHit, Witness};
+use crate::witness::{arn_class, differences, normalised, Inventory, Kind, MarkerHit, Witness};
 
 use super::kit::{
     both_apply, both_ok, both_plans, describe, edit_root, io, overwrite, same_as_stock,
@@ -49,35 +49,72 @@ fn marked(hits: &[MarkerHit], estate: &str) -> BTreeSet<(Kind, String)> {
         .collect()
 }
 
-/// How the markers on `live` fall short: tagged objects of `declared`
+/// How the markers on `live` fall short: tagged objects of `state`
 /// lacking `tofu-estate=<estate>` or their `tofu-address`, and objects
-/// outside `declared` carrying any marker.
+/// carrying a marker that none of them is. When `same_objects`, each
+/// instance's object is the one its state names (migrate); else it is the
+/// live object of its kind carrying its `tofu-address` (greenfield's
+/// objects are new, their generated ids not the state's). Also returned:
+/// how many instances the engine stamps, and those the witness cannot read
+/// (an object by ARN with no ARN, or of a class the tagging API does not
+/// list).
 fn marker_problems(
     state: &[StateInstance],
-    declared: &Inventory,
+    live: &Inventory,
     hits: &[MarkerHit],
     estate: &str,
-) -> Result<(usize, Vec<String>), StepError> {
-    let mut problems = Vec::new();
-    let mut tagged = 0;
+    same_objects: bool,
+) -> Result<Markers, StepError> {
+    let (_, unlisted) = Inventory::of_state(state)?.listed_in(live);
+    let mut m = Markers::default();
+    let mut ours = BTreeSet::new();
     for i in state {
-        let k = Kind::for_type(&i.type_name)?;
-        if !k.tagged() {
+        let k = Kind::for_type(&i.type_name);
+        if !k.stamped(i) {
             continue;
         }
-        tagged += 1;
-        let id = k.identity(i)?;
+        m.stamped += 1;
+        if !k.names(i) {
+            m.unread.push(format!("{} (no ARN)", i.addr));
+            continue;
+        }
+        let mut id = k.identity(i)?;
+        let addr = i.addr.to_string();
+        let class = (k == Kind::Tagged).then(|| arn_class(&id));
+        if let Some(class) = class.as_ref().filter(|c| unlisted.contains(*c)) {
+            m.unread.push(format!(
+                "{} ({class} is not listed by the tagging API)",
+                i.addr
+            ));
+            continue;
+        }
+        if !same_objects {
+            let found = hits.iter().find_map(|h| match &h.at {
+                Some((hk, hid))
+                    if h.key == ADDRESS_KEY
+                        && h.value == addr
+                        && *hk == k
+                        && class.as_ref().is_none_or(|c| arn_class(hid) == *c) =>
+                {
+                    Some(hid.clone())
+                }
+                _ => None,
+            });
+            if let Some(found) = found {
+                id = found;
+            }
+        }
         let on = |key: &str| {
             hits.iter()
                 .find(|h| h.key == key && h.at.as_ref() == Some(&(k, id.clone())))
                 .map(|h| h.value.clone())
         };
+        let problems = &mut m.problems;
         match on(ESTATE_KEY) {
             Some(v) if v == estate => {}
             Some(v) => problems.push(format!("{} {id} carries tofu-estate={v}", k.noun())),
             None => problems.push(format!("{} {id} carries no tofu-estate tag", k.noun())),
         }
-        let addr = i.addr.to_string();
         match on(ADDRESS_KEY) {
             Some(v) if v == addr => {}
             Some(v) => problems.push(format!(
@@ -86,20 +123,25 @@ fn marker_problems(
             )),
             None => problems.push(format!("{} {id} carries no tofu-address tag", k.noun())),
         }
+        ours.insert((k, id));
     }
     for h in hits {
-        let stray = match &h.at {
-            Some((k, id)) => !declared.contains(*k, id),
-            None => true,
-        };
-        if stray {
-            problems.push(format!(
+        if !h.at.as_ref().is_some_and(|at| ours.contains(at)) {
+            m.problems.push(format!(
                 "{}={} on {}, which no block declares",
                 h.key, h.value, h.object
             ));
         }
     }
-    Ok((tagged, problems))
+    Ok(m)
+}
+
+/// What [`marker_problems`] found.
+#[derive(Default)]
+struct Markers {
+    stamped: usize,
+    problems: Vec<String>,
+    unread: Vec<String>,
 }
 
 /// Marker tags on the undeclared objects (S3 objects; a message carries no
@@ -126,14 +168,14 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
     if breaks.on(Toggle::MigrateCounts) {
         state_path = phantom_state(
             &state_path,
-            &estate.knobs.phantom_parameter,
+            &estate.knobs()?.phantom_parameter,
             &cold.estate_state,
         )?;
     }
     clock.say("Migrate: choudoufu migrate on the estate twin");
     let (m, out) = lane.engine.migrate(clock, &state_path)?;
 
-    let queue = &estate.knobs.stamped_queue;
+    let queue = lane.knob(Toggle::MigrateMarkers, |k| &k.stamped_queue)?;
     let tamper = lane.tamper(
         Toggle::MigrateMarkers,
         || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
@@ -146,8 +188,11 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
     tamper.restore()?;
 
     let state = &cold.estate_state;
-    let declared = Inventory::of_state(state)?;
-    let (tagged, mut problems) = marker_problems(state, &declared, &hits, &estate.name)?;
+    let Markers {
+        stamped: tagged,
+        mut problems,
+        unread,
+    } = marker_problems(state, &live, &hits, &estate.name, true)?;
     problems.extend(on_undeclared);
     let owned = state.len() - tagged;
     let mut out_a = Vec::new();
@@ -205,8 +250,14 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
         problems.is_empty(),
         if problems.is_empty() {
             format!(
-                "the AWS CLI reads tofu-estate={} and the instance's own tofu-address on all {tagged} tagged objects, and no marker on the {} objects that existed before ({}) or on the {} undeclared S3 objects (messages carry no tags)",
+                "the AWS CLI reads tofu-estate={} and the instance's own tofu-address on all {} tagged objects it can read{}, and no marker on the {} objects that existed before ({}) or on the {} undeclared S3 objects (messages carry no tags)",
                 estate.name,
+                tagged - unread.len(),
+                if unread.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (not read: {})", unread.join(", "))
+                },
                 e.baseline.len(),
                 e.baseline.names(),
                 estate
@@ -275,7 +326,6 @@ fn phantom_state(
 /// Replan from nothing: the state file deleted, the plan is empty.
 pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
-    let estate = lane.estate;
     let e = lane.estate_twin();
     for name in ["terraform.tfstate", "terraform.tfstate.backup"] {
         let p = lane.engine.dir.join(name);
@@ -283,16 +333,16 @@ pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
             fs::remove_file(&p).map_err(io(&p))?;
         }
     }
-    let drift = &estate.knobs.drift_parameter;
+    let drift = lane.knob(Toggle::ReplanEmpty, |k| &k.drift_parameter)?;
     let tamper = overwrite(lane, Toggle::ReplanEmpty, drift, "before-replan")?;
     clock.say("Replan from nothing: choudoufu plan with no terraform.tfstate");
     let plan = lane.engine.plan(clock, &[])?;
     tamper.restore()?;
-    let missing = &estate.knobs.missing_parameter;
+    let missing = lane.knob(Toggle::ReplanIdentities, |k| &k.missing_parameter)?;
     let tamper = take_away(lane, Toggle::ReplanIdentities, missing)?;
     let live = e.witness.inventory(&lane.kinds)?;
     tamper.restore()?;
-    let declared = Inventory::of_state(&cold.estate_state)?;
+    let (declared, unlisted) = Inventory::of_state(&cold.estate_state)?.listed_in(&live);
     let absent = declared.minus(&live);
     let no_state = !lane.engine.dir.join("terraform.tfstate").exists();
     let mut out = Vec::new();
@@ -319,10 +369,11 @@ pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
         absent.is_empty(),
         if absent.is_empty() {
             format!(
-                "all {} identities of the migrated state read back present with the AWS CLI over {} types ({})",
+                "all {} identities of the migrated state read back present with the AWS CLI over {} types ({}){}",
                 declared.len(),
                 declared.kinds(),
-                declared.counts()
+                declared.counts(),
+                super::unread(&cold.estate_state, &unlisted, false)
             )
         } else {
             format!("not live: {}", absent.names())
@@ -347,13 +398,13 @@ pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
     );
     if breaks.on(Toggle::NoopChanges) {
         e.witness.overwrite_parameter(
-            &estate.knobs.second_drift_parameter,
+            &estate.knobs()?.second_drift_parameter,
             &tampered("before-apply"),
         )?;
     }
     clock.say("No-op apply: choudoufu apply -auto-approve");
     let (applied, _) = lane.engine.apply(clock, false)?;
-    let queue = &estate.knobs.lost_preexisting_queue;
+    let queue = lane.knob(Toggle::NoopMarkers, |k| &k.lost_preexisting_queue)?;
     let tamper = lane.tamper(
         Toggle::NoopMarkers,
         || Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
@@ -407,11 +458,14 @@ pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
 
 /// Drift and reconverge: one parameter tampered on both twins.
 pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    if lane.estate.knobs.is_none() {
+        return drift_tag(lane, cold);
+    }
     let clock = lane.clock;
     let estate = lane.estate;
     let breaks = lane.breaks;
     let e = lane.estate_twin();
-    let name = &estate.knobs.drift_parameter;
+    let name = &estate.knobs()?.drift_parameter;
     let inst = parameter(&cold.estate_state, name)?;
     let configured = inst.values["value"].as_str().unwrap_or("").to_owned();
     clock.say(&format!(
@@ -423,7 +477,7 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
     }))?;
     if breaks.on(Toggle::DriftSingle) {
         e.witness
-            .overwrite_parameter(&estate.knobs.second_drift_parameter, &tampered("drift"))?;
+            .overwrite_parameter(&estate.knobs()?.second_drift_parameter, &tampered("drift"))?;
     }
     let (ep, sp) = both_plans(lane, "drift.tfplan")?;
     let want = [(inst.addr.to_string(), Action::Update)];
@@ -477,19 +531,129 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
     })
 }
 
+/// The tag Drift and reconverge sets out of band in a root run.
+const DRIFT_TAG: &str = "gauntlet-drift";
+
+/// Drift and reconverge in a root run, with no manifest to name what to
+/// change: a tag no configuration names, set through the tagging API on
+/// both twins on one object by ARN (the first by address of those the
+/// tagging API lists). Stock and the engine must plan the same one
+/// in-place update; after both apply, the tag is gone and the next plan is
+/// empty.
+fn drift_tag(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+    let clock = lane.clock;
+    let e = lane.estate_twin();
+    let live = e.witness.inventory(&lane.kinds)?;
+    let (listed, _) = Inventory::of_state(&cold.estate_state)?.listed_in(&live);
+    let arn_of = |i: &StateInstance| i.values["arn"].as_str().map(str::to_owned);
+    let inst = cold
+        .estate_state
+        .iter()
+        .filter(|i| Kind::for_type(&i.type_name) == Kind::Tagged)
+        .filter(|i| arn_of(i).is_some_and(|a| listed.contains(Kind::Tagged, &a)))
+        .min_by_key(|i| i.addr.to_string())
+        .ok_or_else(|| {
+            StepError::NotDerived(
+                "no object of the root has an ARN the tagging API lists, so none can be tagged out of band".into(),
+            )
+        })?;
+    let addr = inst.addr.to_string();
+    let oracle_state = lane.oracle_twin().oracle.state()?;
+    let arns: Vec<String> = [&cold.estate_state, &oracle_state]
+        .iter()
+        .map(|state| {
+            state
+                .iter()
+                .find(|i| i.addr == inst.addr)
+                .and_then(arn_of)
+                .ok_or_else(|| StepError::Knob(format!("a twin's state holds no ARN of {addr}")))
+        })
+        .collect::<Result<_, _>>()?;
+    clock.say(&format!(
+        "Drift and reconverge: {DRIFT_TAG} set on {addr} on both twins"
+    ));
+    both_ok(lane.both(|t: &TwinView| {
+        t.witness
+            .tag_object(&arns[t.side as usize], DRIFT_TAG, &tampered("drift"))?;
+        Ok(())
+    }))?;
+    let (ep, sp) = both_plans(lane, "drift.tfplan")?;
+    let want = [(addr.clone(), Action::Update)];
+    let single = same_as_stock(&ep, &sp, &want);
+    let applied = both_apply(lane, "drift.tfplan")?;
+    let one = Applied {
+        changed: 1,
+        ..Applied::default()
+    };
+    let single = single.and_then(|s| {
+        if applied == one {
+            Ok(format!("{s}; apply: {applied}"))
+        } else {
+            Err(format!("{s}, but apply: {applied}"))
+        }
+    });
+    let tags = e.witness.object_tags(&arns[Side::Estate as usize])?;
+    let replan = lane.engine.plan(clock, &[])?;
+    let left = tags.as_ref().and_then(|t| t.get(DRIFT_TAG));
+    let reconverged = tags.is_some() && left.is_none() && replan.is_empty();
+    let out = vec![
+        verdict(Toggle::DriftSingle, single),
+        Assertion::new(
+            Toggle::DriftReconverged,
+            reconverged,
+            match (left, reconverged) {
+                (_, true) => format!(
+                    "the AWS CLI reads {addr}'s tags back without {DRIFT_TAG}, as configured, and the next plan is empty ({})",
+                    replan.summary_line()
+                ),
+                (Some(v), _) => format!("{addr} still carries {DRIFT_TAG}={v}"),
+                (None, _) => format!(
+                    "{}; the next plan: {} ({})",
+                    if tags.is_none() {
+                        "the tagging API no longer lists the object"
+                    } else {
+                        "the tag is gone"
+                    },
+                    replan.summary_line(),
+                    replan.describe()
+                ),
+            },
+        ),
+    ];
+    Ok(StageOutput {
+        assertions: out,
+        summary: format!(
+            "a tag no configuration names ({DRIFT_TAG}) set on {addr} with the AWS CLI on both twins"
+        ),
+        plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
+    })
+}
+
 /// Remove a block from both twins' roots.
 pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
     let breaks = lane.breaks;
     let e = lane.estate_twin();
-    let block = &estate.knobs.removed_block;
+    // A root run removes the last qualifying block still declared under
+    // its cold address: Rename moved the first.
+    let block = &match &estate.knobs {
+        Some(k) => k.removed_block.clone(),
+        None => super::derive::single_blocks(lane, cold)?
+            .pop()
+            .ok_or_else(|| {
+                StepError::NotDerived(format!(
+                    "{}, beside the one Rename moved",
+                    super::derive::NO_SINGLE_BLOCK
+                ))
+            })?,
+    };
     let insts: Vec<&StateInstance> = cold
         .estate_state
         .iter()
         .filter(|i| i.addr.type_name == block.type_name && i.addr.name == block.name)
         .collect();
-    let kind = Kind::for_type(&block.type_name)?;
+    let kind = Kind::for_type(&block.type_name);
     if insts.len() != 1 || !kind.tagged() {
         return Err(StepError::Knob(format!(
             "knobs.removed_block = {block}: the cold state holds {} instances of it, where Remove a block needs exactly one of a tagged type",
@@ -615,9 +779,17 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     }
     let untouched = if p.is_empty() {
         Ok(format!(
-            "the {} the running system wrote, and the {} objects that existed before, are all still there, and nothing but {} {id} left the inventory",
-            super::undeclared_summary(&estate.undeclared),
+            "{}the {} objects that existed before{} are all still there, and nothing but {} {id} left the inventory",
+            if estate.undeclared.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "the {} the running system wrote, and ",
+                    super::undeclared_summary(&estate.undeclared)
+                )
+            },
             e.baseline.len(),
+            if estate.undeclared.is_empty() { "" } else { "," },
             kind.noun()
         ))
     } else {
@@ -642,14 +814,21 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let clock = lane.clock;
     let estate = lane.estate;
     let e = lane.estate_twin();
-    let block = &estate.knobs.count_block;
+    let block = &match &estate.knobs {
+        Some(k) => k.count_block.clone(),
+        None => super::derive::counted_block(lane, cold)?.ok_or_else(|| {
+            StepError::NotDerived(
+                "no block of the root's own folder has a count argument, objects the tagging API lists and nothing else referring to it".into(),
+            )
+        })?,
+    };
     let mut insts: Vec<&StateInstance> = cold
         .estate_state
         .iter()
         .filter(|i| i.addr.type_name == block.type_name && i.addr.name == block.name)
         .collect();
     insts.sort_by_key(|i| i.addr.to_string());
-    let kind = Kind::for_type(&block.type_name)?;
+    let kind = Kind::for_type(&block.type_name);
     let n = insts.len();
     let top = insts
         .iter()
@@ -729,6 +908,22 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let applied = both_apply(lane, "count-up.tfplan")?;
     let tamper = take_away(lane, Toggle::CountUp, &top_id)?;
     let live = e.witness.inventory(&lane.kinds)?;
+    // An object by ARN comes back with a new ARN: it is found by its
+    // address marker.
+    let back = if kind == Kind::Tagged {
+        e.witness.markers(&live)?.iter().any(|h| {
+            h.key == ADDRESS_KEY
+                && h.value == top_addr
+                && h.at.as_ref().is_some_and(|(k, id)| live.contains(*k, id))
+        })
+    } else {
+        live.contains(kind, &top_id)
+    };
+    let found = if kind == Kind::Tagged {
+        format!("an object carrying {ADDRESS_KEY}={top_addr}")
+    } else {
+        top_id.clone()
+    };
     let replan = lane.engine.plan(clock, &[])?;
     tamper.restore()?;
     up = up.and_then(|s| {
@@ -736,8 +931,8 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
         if applied.added != 1 || applied.changed + applied.destroyed != 0 {
             p.push(format!("apply: {applied}"));
         }
-        if !live.contains(kind, &top_id) {
-            p.push(format!("{} {top_id} is not live", kind.noun()));
+        if !back {
+            p.push(format!("the AWS CLI finds no {found}"));
         }
         if !replan.is_empty() {
             p.push(format!(
@@ -748,7 +943,7 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
         }
         if p.is_empty() {
             Ok(format!(
-                "back to {n}: {s}; apply: {applied}; the AWS CLI finds {top_id} again; the next plan is empty"
+                "back to {n}: {s}; apply: {applied}; the AWS CLI finds {found} again; the next plan is empty"
             ))
         } else {
             Err(format!("back to {n}: {s}, but {}", p.join("; ")))
@@ -785,7 +980,7 @@ pub fn engine_teardown_assertion(
 ) -> Result<Assertion, StepError> {
     let estate = lane.estate;
     let e = lane.estate_twin();
-    let queue = &estate.knobs.lost_preexisting_queue;
+    let queue = lane.knob(Toggle::TeardownEngine, |k| &k.lost_preexisting_queue)?;
     let tamper = lane.tamper(
         Toggle::TeardownEngine,
         || Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
@@ -857,7 +1052,7 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     let (applied, _) = lane.engine.apply(clock, false)?;
     let records = lane.engine.records(&estate.name).len();
 
-    let drift = &estate.knobs.drift_parameter;
+    let drift = lane.knob(Toggle::GreenfieldReplan, |k| &k.drift_parameter)?;
     let tamper = overwrite(lane, Toggle::GreenfieldReplan, drift, "before-replan")?;
     let (with, without) = side_by_side(
         || lane.engine.plan(clock, &[]),
@@ -865,9 +1060,9 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     );
     let (with, without) = (with?, without?);
     tamper.restore()?;
-    let second = &estate.knobs.second_drift_parameter;
+    let second = lane.knob(Toggle::GreenfieldInventory, |k| &k.second_drift_parameter)?;
     let inventory = overwrite(lane, Toggle::GreenfieldInventory, second, "after-apply")?;
-    let queue = &estate.knobs.stamped_queue;
+    let queue = lane.knob(Toggle::GreenfieldMarkers, |k| &k.stamped_queue)?;
     let markers = lane.tamper(
         Toggle::GreenfieldMarkers,
         || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
@@ -935,12 +1130,21 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
 
     // Every tagged object carries the marker.
     let state = cold.estate_state.as_slice();
-    let declared = Inventory::of_state(state)?;
-    let (tagged, problems) = marker_problems(state, &declared, &hits, &estate.name)?;
+    let Markers {
+        stamped: tagged,
+        problems,
+        unread,
+    } = marker_problems(state, &live, &hits, &estate.name, false)?;
     let markers = if problems.is_empty() {
         Ok(format!(
-            "all {tagged} tagged objects carry tofu-estate={} and their own tofu-address, and none of the {} that existed before does",
+            "all {} tagged objects it can read carry tofu-estate={} and their own tofu-address{}, and none of the {} that existed before does",
+            tagged - unread.len(),
             estate.name,
+            if unread.is_empty() {
+                String::new()
+            } else {
+                format!(" (not read: {})", unread.join(", "))
+            },
             e.baseline.len()
         ))
     } else {
@@ -949,11 +1153,7 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
 
     // Replans are empty: with the records, and without them but for what
     // only a record can find.
-    let subscriptions: BTreeSet<String> = state
-        .iter()
-        .filter(|i| i.type_name == "aws_sns_topic_subscription")
-        .map(|i| i.addr.to_string())
-        .collect();
+    let (record_only, why) = super::found_by_record_only(state, &live)?;
     let mut p = Vec::new();
     if !with.is_empty() {
         p.push(format!(
@@ -965,12 +1165,12 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     let churn: Vec<&(String, Action)> = without
         .changes
         .iter()
-        .filter(|(a, x)| !(*x == Action::Create && subscriptions.contains(a)))
+        .filter(|(a, x)| !(*x == Action::Create && record_only.contains(a)))
         .collect();
     let known: Vec<&(String, Action)> = without
         .changes
         .iter()
-        .filter(|(a, x)| *x == Action::Create && subscriptions.contains(a))
+        .filter(|(a, x)| *x == Action::Create && record_only.contains(a))
         .collect();
     if !churn.is_empty() {
         p.push(format!(
@@ -987,9 +1187,9 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
                 format!("nothing ({})", without.summary_line())
             } else {
                 format!(
-                    "exactly {} ({}): an aws_sns_topic_subscription has no tags and no listing by owner, so its record is the only way to find it, and the one case this assertion allows; nothing else is created or destroyed",
+                    "exactly {} ({}): {why}, so a record is the only way to find them, and the one case this assertion allows; nothing else is created or destroyed",
                     describe(&known.iter().map(|c| (*c).clone()).collect::<Vec<_>>()),
-                    without.summary_line()
+                    without.summary_line(),
                 )
             }
         ))

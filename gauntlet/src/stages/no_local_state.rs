@@ -20,11 +20,6 @@ use crate::stage::Toggle;
 use super::kit::{io, verdict, ESTATE_KEY};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
-/// The types whose live object only a record finds: a subscription's ARN
-/// is generated, no configuration names it and no listing finds it by
-/// owner. Without the record store their instances plan a create.
-const RECORD_ONLY: &[&str] = &["aws_sns_topic_subscription"];
-
 /// Whether a line of moto's log is a request it served:
 /// `127.0.0.1 - - [date] "POST / HTTP/1.1" 200 -`.
 fn served(line: &str) -> bool {
@@ -55,8 +50,8 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
 
     let fresh = lane
         .engine
-        .fresh_copy(clock, &lane.engine.dir.with_file_name("fresh-clone"))?;
-    let queue = &lane.estate.knobs.stamped_queue;
+        .fresh_copy(clock, &lane.engine.beside_path("fresh-clone"))?;
+    let queue = lane.knob(Toggle::NoLocalState, |k| &k.stamped_queue)?;
     let tamper = lane.tamper(
         Toggle::NoLocalState,
         || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
@@ -71,12 +66,8 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
     tamper.restore()?;
     let without = without?;
 
-    let only_records: BTreeSet<String> = cold
-        .estate_state
-        .iter()
-        .filter(|i| RECORD_ONLY.contains(&i.type_name.as_str()))
-        .map(|i| i.addr.to_string())
-        .collect();
+    let live = e.witness.inventory(&lane.kinds)?;
+    let (only_records, why) = super::found_by_record_only(&cold.estate_state, &live)?;
     let figures = format!(
         "plan_requests_record_store={with_requests} plan_requests_no_local_state={without_requests} ratio={:.2}x (moto's log on the estate twin; {with_secs:.1}s and {without_secs:.1}s)",
         without_requests as f64 / with_requests.max(1) as f64
@@ -99,11 +90,15 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
             let got: BTreeSet<(String, Action)> = plan.changes.iter().cloned().collect();
             let shape = if got == expected && with.is_empty() {
                 Ok(format!(
-                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes exactly {} ({}): {} no tags and no listing by owner, so only its record finds it; nothing else is created, changed, destroyed or replaced, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
+                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes exactly {} ({}): {}, so only a record finds them; nothing else is created, changed, destroyed or replaced, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
                     with.summary_line(),
                     plan.describe(),
                     plan.summary_line(),
-                    if only_records.len() == 1 { "a subscription has" } else { "subscriptions have" },
+                    if only_records.is_empty() {
+                        "nothing is found by a record alone"
+                    } else {
+                        &why
+                    },
                 ))
             } else {
                 Err(format!(

@@ -6,6 +6,8 @@
 //! is one in-place update confined to the `tofu-address` tag, never an add
 //! and a destroy.
 
+use engine::addr::ResourceInstanceAddr;
+
 use crate::choudoufu::{Action, Applied, EnginePlan};
 use crate::edit;
 use crate::oracle::Plan;
@@ -59,7 +61,21 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     let clock = lane.clock;
     let estate = lane.estate;
     let e = lane.estate_twin();
-    let (from, to) = (&estate.knobs.renamed_block, &estate.knobs.renamed_to);
+    let (from, to) = match &estate.knobs {
+        Some(k) => (k.renamed_block.clone(), k.renamed_to.clone()),
+        None => {
+            let from = super::derive::single_blocks(lane, cold)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| StepError::NotDerived(super::derive::NO_SINGLE_BLOCK.into()))?;
+            let to = ResourceInstanceAddr {
+                name: format!("{}_renamed", from.name),
+                ..from.clone()
+            };
+            (from, to)
+        }
+    };
+    let (from, to) = (&from, &to);
     let inst = cold
         .estate_state
         .iter()
@@ -70,6 +86,13 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
             ))
         })?;
     let queue = inst.values["name"].as_str().unwrap_or_default().to_owned();
+    // The object whose address marker moves: the manifest's queue, or the
+    // derived block's object by ARN.
+    let arn = inst.values["arn"].as_str().unwrap_or_default().to_owned();
+    let object = match &estate.knobs {
+        Some(_) => format!("queue {queue}"),
+        None => arn.clone(),
+    };
 
     clock.say(&format!(
         "Rename: {from} -> {to} with a moved block on both twins"
@@ -156,11 +179,14 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
         || Ok(e.witness.tag_queue(&queue, ADDRESS_KEY, &from_s)?),
         |()| Ok(e.witness.tag_queue(&queue, ADDRESS_KEY, &to_s)?),
     )?;
-    let tags = e.witness.queue_tags(&queue)?;
+    let tags = match &estate.knobs {
+        Some(_) => e.witness.queue_tags(&queue)?,
+        None => e.witness.object_tags(&arn)?,
+    };
     tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
     let marker = match &tags {
-        None => Err(format!("the AWS CLI no longer finds queue {queue}")),
+        None => Err(format!("the AWS CLI no longer finds {object}")),
         Some(t) => {
             let address = t.get(ADDRESS_KEY).map(String::as_str);
             let owner = t.get(ESTATE_KEY).map(String::as_str);
@@ -169,13 +195,13 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
                 && replan.is_empty()
             {
                 Ok(format!(
-                    "the AWS CLI reads the same queue {queue} carrying {ADDRESS_KEY}={to} and {ESTATE_KEY}={}; the next plan is empty ({})",
+                    "the AWS CLI reads the same {object} carrying {ADDRESS_KEY}={to} and {ESTATE_KEY}={}; the next plan is empty ({})",
                     estate.name,
                     replan.summary_line()
                 ))
             } else {
                 Err(format!(
-                    "queue {queue} carries {ADDRESS_KEY}={} and {ESTATE_KEY}={}, where {to} and {} are expected; the next plan: {} ({})",
+                    "{object} carries {ADDRESS_KEY}={} and {ESTATE_KEY}={}, where {to} and {} are expected; the next plan: {} ({})",
                     address.unwrap_or("(none)"),
                     owner.unwrap_or("(none)"),
                     estate.name,
@@ -190,9 +216,14 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
             verdict(Toggle::RenameInPlace, churn),
             verdict(Toggle::RenameMarker, marker),
         ],
-        summary: format!(
-            "moved block: {from} -> {to} on both twins, its one reference renamed too"
-        ),
+        summary: match &estate.knobs {
+            Some(_) => format!(
+                "moved block: {from} -> {to} on both twins, its one reference renamed too"
+            ),
+            None => format!(
+                "moved block: {from} -> {to} on both twins, a block of the root's own folder nothing refers to"
+            ),
+        },
         plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
     })
 }

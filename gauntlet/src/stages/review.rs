@@ -26,7 +26,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     let breaks = lane.breaks;
     let e = lane.estate_twin();
     let o = lane.oracle_twin();
-    let block = &estate.knobs.reviewed_block;
+    let block = &estate.knobs()?.reviewed_block;
     let queue = cold
         .estate_state
         .iter()
@@ -38,7 +38,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
             ))
         })?
         .to_owned();
-    let moved_queue = &estate.knobs.stamped_queue;
+    let moved_queue = &estate.knobs()?.stamped_queue;
 
     clock.say(&format!(
         "Plan, review, apply: {block} gains {}={} on both twins, planned to a file",

@@ -200,7 +200,7 @@ fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
     fs::remove_file(&scratch).map_err(io(&scratch))?;
 
     // An object whose address marker is wrong.
-    let queue = &lane.estate.knobs.stamped_queue;
+    let queue = &lane.estate.knobs()?.stamped_queue;
     let own = e
         .witness
         .queue_tags(queue)?

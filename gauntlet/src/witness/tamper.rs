@@ -108,6 +108,26 @@ impl Witness {
             .map(drop)
     }
 
+    /// Set one tag on any object the tagging API can tag, by its ARN.
+    pub fn tag_object(&self, arn: &str, key: &str, value: &str) -> Result<(), WitnessError> {
+        let v = self.call(&[
+            "resourcegroupstaggingapi",
+            "tag-resources",
+            "--resource-arn-list",
+            arn,
+            "--tags",
+            &format!("{key}={value}"),
+        ])?;
+        match v["FailedResourcesMap"].as_object() {
+            Some(failed) if !failed.is_empty() => Err(WitnessError::Call {
+                side: self.side,
+                args: format!("resourcegroupstaggingapi tag-resources --resource-arn-list {arn}"),
+                stderr: Value::Object(failed.clone()).to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     pub fn tag_table(&self, table: &str, key: &str, value: &str) -> Result<(), WitnessError> {
         let arn = self.table_arn(table)?;
         let tags = serde_json::json!([{ "Key": key, "Value": value }]).to_string();

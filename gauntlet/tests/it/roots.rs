@@ -1,0 +1,191 @@
+//! Roots run without a manifest (`run --root`): a root of our own with a
+//! local module in a folder beside it, through every stage it needs no
+//! manifest for; and the roots the aws lane cannot run, each stopped at
+//! once with a page saying why.
+
+use std::path::PathBuf;
+
+use crate::{assert_nothing_left, finish, moto_pids, stage, workspace, Finished, Scratch};
+
+fn root(name: &str) -> PathBuf {
+    workspace().join("gauntlet/tests/fixtures/roots").join(name)
+}
+
+/// The stages a root run derives everything for.
+const DERIVED: [&str; 11] = [
+    "Cold deploy",
+    "Migrate",
+    "Replan from nothing",
+    "No-op apply",
+    "Drift and reconverge",
+    "Rename",
+    "Remove a block",
+    "Change count",
+    "Teardown",
+    "Greenfield apply",
+    "Plan with no local state",
+];
+
+#[test]
+fn a_root_with_a_local_module_passes_every_stage_it_runs() {
+    let s = Scratch::new();
+    let dir = root("vpc").display().to_string();
+    let out = finish(
+        s.gauntlet(&["run", "--root", &dir, "--var", "prefix=gx"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{}\n{}\n{}",
+        out.stdout,
+        s.not_passed("vpc"),
+        out.stderr
+    );
+    assert_eq!(moto_pids(&out.stderr).len(), 2, "{}", out.stderr);
+    assert_nothing_left(&out.stderr, &s);
+
+    let r = s.record("vpc");
+    assert_eq!(r["set"], "root");
+    for row in r["stages"].as_array().unwrap() {
+        let title = row["title"].as_str().unwrap();
+        let detail = row["detail"].as_str().unwrap();
+        if DERIVED.contains(&title) {
+            assert_eq!(row["verdict"], "pass", "{title}: {detail}");
+        } else {
+            assert_eq!(row["verdict"], "not-run", "{title}: {detail}");
+            assert!(detail.contains("a root run has no estate.toml"), "{detail}");
+        }
+    }
+    // The module's objects and the root's, read by ARN and by reads.toml,
+    // and the one class moto's tagging API leaves out named.
+    let cold = stage(&r, "Cold deploy")["detail"].as_str().unwrap();
+    for seen in [
+        "13 instances over 9 types",
+        "2 ec2:subnet",
+        "3 ec2:security-group",
+        "1 logs:log-group",
+        "2 route_table_association",
+        "1 ssm_parameter",
+        "not read: ec2:security-group-rule (not listed by the tagging API)",
+    ] {
+        assert!(cold.contains(seen), "{seen}: {cold}");
+    }
+    // The moves derived from the root: the blocks nothing refers to.
+    for (title, seen) in [
+        (
+            "Drift and reconverge",
+            "gauntlet-drift) set on aws_cloudwatch_log_group.flow",
+        ),
+        (
+            "Rename",
+            "aws_cloudwatch_log_group.flow -> aws_cloudwatch_log_group.flow_renamed",
+        ),
+        (
+            "Remove a block",
+            "resource \"aws_internet_gateway\" \"main\" deleted",
+        ),
+        (
+            "Change count",
+            "finds an object carrying tofu-address=aws_security_group.spare[1] again",
+        ),
+    ] {
+        let detail = stage(&r, title)["detail"].as_str().unwrap();
+        assert!(detail.contains(seen), "{title}: {seen}: {detail}");
+    }
+    // Greenfield's objects are new, their generated ids not stock's.
+    let greenfield = stage(&r, "Greenfield apply")["detail"].as_str().unwrap();
+    assert!(
+        greenfield.contains("field by field exactly as stock's cold deploy"),
+        "{greenfield}"
+    );
+    let page = s.page("vpc");
+    assert!(
+        page.contains("cargo run -p gauntlet -- run --root ") && page.contains("--var 'prefix=gx'"),
+        "{page}"
+    );
+    assert!(page.contains("| Crash mid-apply | not run |"), "{page}");
+}
+
+/// The run stopped at exit 2 saying `what`, on stderr and on the page of
+/// `name`, and left nothing running.
+fn stopped(s: &Scratch, out: &Finished, name: &str, what: &str) {
+    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(what),
+        "stderr lacks {what:?}:\n{}",
+        out.stderr
+    );
+    let r = s.record(name);
+    assert!(r["error"].as_str().unwrap().contains(what), "{r}");
+    assert!(s.page(name).contains("Stopped. The run could not complete"));
+    assert_nothing_left(&out.stderr, s);
+}
+
+#[test]
+fn a_root_using_another_provider_stops_before_anything_starts() {
+    let s = Scratch::new();
+    let dir = root("other-provider").display().to_string();
+    let out = finish(s.gauntlet(&["run", "--root", &dir]).output().unwrap());
+    stopped(
+        &s,
+        &out,
+        "other-provider",
+        "uses the random provider beside aws",
+    );
+    assert!(moto_pids(&out.stderr).is_empty(), "{}", out.stderr);
+}
+
+#[test]
+fn a_root_stock_terraform_rejects_stops() {
+    let s = Scratch::new();
+    let dir = root("rejected").display().to_string();
+    let out = finish(s.gauntlet(&["run", "--root", &dir]).output().unwrap());
+    stopped(&s, &out, "rejected", "stock terraform rejected the root");
+    assert!(
+        out.stderr.contains("aws_sqs_queue.missing"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn an_empty_folder_stops() {
+    let s = Scratch::new();
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().display().to_string();
+    let out = finish(
+        s.gauntlet(&["run", "--root", &dir, "--name", "empty"])
+            .output()
+            .unwrap(),
+    );
+    stopped(&s, &out, "empty", "not a terraform root");
+}
+
+#[test]
+fn a_root_run_takes_no_break_toggle() {
+    let s = Scratch::new();
+    let dir = root("vpc").display().to_string();
+    let out = finish(
+        s.gauntlet(&["run", "--root", &dir, "--break", "cold-state"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--break"), "{}", out.stderr);
+    let out = finish(
+        s.gauntlet(&["run", "--root", &dir])
+            .env("BREAK_COLD_STATE", "1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("a BREAK toggle tampers with what an estate's estate.toml names"),
+        "{}",
+        out.stderr
+    );
+    assert!(moto_pids(&out.stderr).is_empty());
+}
