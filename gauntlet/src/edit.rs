@@ -86,9 +86,64 @@ pub fn set_attribute(
     Some(out.join("\n") + "\n")
 }
 
+/// `text` with the tag `key = "value"` added to the block's top-level
+/// `tags`, as a person adds one: a line inside a multi-line map, a
+/// `merge(...)` around a one-line expression, or a `tags` argument after
+/// the opening line when the block has none; `None` when the block is not
+/// there, or its `tags` is an expression spread over lines some other way.
+pub fn add_tag(text: &str, type_name: &str, name: &str, key: &str, value: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let (start, end) = block_lines(&lines, type_name, name)?;
+    let mut out: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+    let indent_of = |l: &str| l[..l.len() - l.trim_start().len()].to_owned();
+    let mut depth = 0i64;
+    for (i, l) in lines.iter().enumerate().take(end).skip(start) {
+        if depth == 1 {
+            let t = l.trim_start();
+            if let Some(rest) = t.strip_prefix("tags") {
+                if let Some(expr) = rest.trim_start().strip_prefix('=') {
+                    let expr = expr.trim();
+                    let indent = indent_of(l);
+                    let open = |o: char, c: char| {
+                        expr.matches(o).count() as i64 - expr.matches(c).count() as i64
+                    };
+                    if expr.ends_with('{') {
+                        // A map (or a merge's last map) opened on this line.
+                        out.insert(i + 1, format!("{indent}  {key} = {value:?}"));
+                    } else if open('{', '}') == 0 && open('(', ')') == 0 && open('[', ']') == 0 {
+                        out[i] = format!("{indent}tags = merge({expr}, {{ {key} = {value:?} }})");
+                    } else {
+                        return None;
+                    }
+                    return Some(out.join("\n") + "\n");
+                }
+            }
+        }
+        depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+    }
+    let indent = lines
+        .get(start + 1)
+        .filter(|_| start + 1 < end)
+        .map(|l| indent_of(l))
+        .unwrap_or_else(|| "  ".into());
+    out.insert(start + 1, format!("{indent}tags = {{ {key} = {value:?} }}"));
+    Some(out.join("\n") + "\n")
+}
+
 /// Whether `c` can continue a terraform identifier.
 fn ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Whether `text` refers to `type_name.name`: the traversal, not a longer
+/// name nor a data source's.
+pub fn refers_to(text: &str, type_name: &str, name: &str) -> bool {
+    let needle = format!("{type_name}.{name}");
+    text.match_indices(&needle).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + needle.len()..].chars().next();
+        !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
+    })
 }
 
 /// `text` with every reference to `type_name.from` (and its block header,
@@ -137,6 +192,50 @@ mod tests {
     use super::*;
 
     const ROOT: &str = "resource \"aws_sqs_queue\" \"a\" {\n  name = \"a\"\n  tags = { x = \"${1}\" }\n}\n\n# The shards.\nresource \"aws_ssm_parameter\" \"shard\" {\n  count = 2\n\n  name = \"/s/${count.index}\"\n  lifecycle {\n    ignore_changes = [value]\n  }\n}\n\nresource \"aws_sns_topic\" \"t\" {\n  name = \"t\"\n}\n";
+
+    #[test]
+    fn a_tag_is_added_as_a_person_adds_it() {
+        let multi = "resource \"aws_vpc\" \"v\" {\n  cidr_block = \"10.0.0.0/16\"\n  tags = {\n    Name = \"v\"\n  }\n}\n";
+        assert_eq!(
+            add_tag(multi, "aws_vpc", "v", "reviewed", "yes").unwrap(),
+            "resource \"aws_vpc\" \"v\" {\n  cidr_block = \"10.0.0.0/16\"\n  tags = {\n    reviewed = \"yes\"\n    Name = \"v\"\n  }\n}\n"
+        );
+        let one = add_tag(ROOT, "aws_sqs_queue", "a", "reviewed", "yes").unwrap();
+        assert!(one.contains("  tags = merge({ x = \"${1}\" }, { reviewed = \"yes\" })\n"));
+        let none = add_tag(ROOT, "aws_sns_topic", "t", "reviewed", "yes").unwrap();
+        assert!(none.ends_with(
+            "resource \"aws_sns_topic\" \"t\" {\n  tags = { reviewed = \"yes\" }\n  name = \"t\"\n}\n"
+        ));
+        // A nested block's tags are not the block's own.
+        let nested = "resource \"aws_x\" \"n\" {\n  inner {\n    tags = {}\n  }\n}\n";
+        assert!(add_tag(nested, "aws_x", "n", "k", "v")
+            .unwrap()
+            .contains("resource \"aws_x\" \"n\" {\n  tags = { k = \"v\" }\n  inner {"));
+        assert!(add_tag(ROOT, "aws_sqs_queue", "missing", "k", "v").is_none());
+        let merged =
+            "resource \"aws_x\" \"m\" {\n  tags = merge(local.tags, {\n    Name = \"m\"\n  })\n}\n";
+        assert!(add_tag(merged, "aws_x", "m", "k", "v")
+            .unwrap()
+            .contains("merge(local.tags, {\n    k = \"v\"\n    Name"));
+        let spread = "resource \"aws_x\" \"s\" {\n  tags = merge(\n    local.tags,\n  )\n}\n";
+        assert!(add_tag(spread, "aws_x", "s", "k", "v").is_none());
+    }
+
+    #[test]
+    fn a_reference_is_the_traversal_not_a_longer_name() {
+        let t = "subnet_id = aws_subnet.a.id\nx = [aws_vpc.main]\n";
+        assert!(refers_to(t, "aws_subnet", "a"));
+        assert!(refers_to(t, "aws_vpc", "main"));
+        assert!(!refers_to(t, "aws_vpc", "mai"));
+        assert!(!refers_to("y = aws_subnet.ab.id", "aws_subnet", "a"));
+        assert!(!refers_to("y = data.aws_subnet.a.id", "aws_subnet", "a"));
+        assert!(refers_to("depends_on = [aws_subnet.a]", "aws_subnet", "a"));
+        assert!(!refers_to(
+            "resource \"aws_subnet\" \"a\" {",
+            "aws_subnet",
+            "a"
+        ));
+    }
 
     #[test]
     fn removes_exactly_one_block() {

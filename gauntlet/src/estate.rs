@@ -250,6 +250,16 @@ pub fn valid_name(name: &str) -> bool {
         && !name.starts_with('-')
 }
 
+/// What Crash mid-apply, Replace with create_before_destroy and Two
+/// applies at once add to the root (and remove again): SSM parameters under
+/// two paths, and an SQS queue.
+#[derive(Debug, Clone)]
+pub struct ScratchNames {
+    pub crash_parameters: String,
+    pub replaced_parameters: String,
+    pub concurrent_queue: String,
+}
+
 /// A stage asked for the manifest's knobs in a run without a manifest.
 #[derive(Debug, thiserror::Error)]
 #[error("{estate} has no estate.toml, so no knobs: this stage or BREAK toggle needs a manifest")]
@@ -263,6 +273,23 @@ impl Estate {
         self.knobs.as_ref().ok_or_else(|| NoKnobs {
             estate: self.name.clone(),
         })
+    }
+
+    /// The names of the objects a stage adds to the root and removes again:
+    /// the manifest's, or in a root run names under the estate's.
+    pub fn scratch_names(&self) -> ScratchNames {
+        match &self.knobs {
+            Some(k) => ScratchNames {
+                crash_parameters: k.crash_parameters.clone(),
+                replaced_parameters: k.replaced_parameters.clone(),
+                concurrent_queue: k.concurrent_queue.clone(),
+            },
+            None => ScratchNames {
+                crash_parameters: format!("/gauntlet/{}/crash", self.name),
+                replaced_parameters: format!("/gauntlet/{}/replace", self.name),
+                concurrent_queue: format!("gauntlet-{}-concurrent", self.name),
+            },
+        }
     }
 
     /// Load and check `dir/<name>`.

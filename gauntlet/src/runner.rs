@@ -649,11 +649,6 @@ impl Chain<'_, '_> {
 /// everything from the root.
 fn manifest_knobs(stage: StageId) -> Option<&'static str> {
     Some(match stage {
-        StageId::ReplaceWithCreateBeforeDestroy => "knobs.replaced_parameters",
-        StageId::CrashMidApply => "knobs.crash_parameters",
-        StageId::PlanReviewApply => "knobs.reviewed_block",
-        StageId::StrictProfile => "knobs.stamped_queue",
-        StageId::TwoAppliesAtOnce => "knobs.concurrent_queue",
         StageId::TwoEstatesOnOneTwin => "[neighbour]",
         _ => return None,
     })

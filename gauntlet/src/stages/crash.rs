@@ -76,7 +76,7 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     let estate = lane.estate;
     let e = lane.estate_twin();
     let o = lane.oracle_twin();
-    let prefix = &estate.knobs()?.crash_parameters;
+    let prefix = &estate.scratch_names().crash_parameters;
     let (first, second) = (format!("{prefix}/first"), format!("{prefix}/second"));
 
     clock.say(&format!(
@@ -221,7 +221,7 @@ fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
     let e = lane.estate_twin();
-    let prefix = &estate.knobs()?.crash_parameters;
+    let prefix = &estate.scratch_names().crash_parameters;
     let (old, new) = (format!("{prefix}/rename-a"), format!("{prefix}/rename-b"));
     let path = e.oracle.dir.join(WINDOW_FILE);
     let write = |name: &str| fs::write(&path, window_block(name)).map_err(io(&path));

@@ -639,11 +639,12 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     // its cold address: Rename moved the first.
     let block = &match &estate.knobs {
         Some(k) => k.removed_block.clone(),
-        None => super::derive::single_blocks(lane, cold)?
-            .pop()
+        None => super::derive::single_blocks(lane, cold, false)?
+            .last()
+            .map(|i| i.addr.clone())
             .ok_or_else(|| {
                 StepError::NotDerived(format!(
-                    "{}, beside the one Rename moved",
+                    "{} (Rename takes the first such block)",
                     super::derive::NO_SINGLE_BLOCK
                 ))
             })?,

@@ -2,8 +2,9 @@
 //! manifest names them: which block Rename moves, Remove a block deletes
 //! and Change count shrinks. A block qualifies when it sits in the root's
 //! own folder, nothing else in the root refers to it (so the move touches
-//! exactly its objects), and its objects are read by ARN through the
-//! tagging API, which lists them (so the witness can follow them).
+//! exactly its objects; Plan, review, apply's tag may go on a block others
+//! refer to), and its objects are read by ARN through the tagging API,
+//! which lists them now (so the witness can follow them).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,7 +13,7 @@ use std::path::Path;
 use engine::addr::{InstanceKey, ResourceInstanceAddr};
 
 use crate::oracle::StateInstance;
-use crate::witness::{Inventory, Kind};
+use crate::witness::Kind;
 
 use super::kit::io;
 use super::{ColdOutcome, Lane, StepError};
@@ -32,27 +33,16 @@ fn root_texts(dir: &Path) -> Result<Vec<String>, StepError> {
     Ok(out)
 }
 
-/// Whether `text` refers to `type_name.name`: the traversal followed by
-/// something that cannot continue a name.
-fn refers_to(text: &str, type_name: &str, name: &str) -> bool {
-    let needle = format!("{type_name}.{name}");
-    text.match_indices(&needle).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + needle.len()..].chars().next();
-        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
-    })
-}
-
 /// The blocks that qualify, by their block address (no instance key), each
-/// with its instances in the cold state, in address order.
+/// with its instances in the cold state, in address order; with
+/// `referenced`, also blocks something else refers to.
 fn qualifying<'c>(
     lane: &Lane,
     cold: &'c ColdOutcome,
+    referenced: bool,
 ) -> Result<BTreeMap<String, Vec<&'c StateInstance>>, StepError> {
     let e = lane.estate_twin();
     let live = e.witness.inventory(&lane.kinds)?;
-    let (listed, _) = Inventory::of_state(&cold.estate_state)?.listed_in(&live);
     let texts = root_texts(&e.oracle.dir)?;
     let mut blocks: BTreeMap<String, Vec<&StateInstance>> = BTreeMap::new();
     for i in &cold.estate_state {
@@ -60,7 +50,7 @@ fn qualifying<'c>(
         let readable = Kind::for_type(&a.type_name) == Kind::Tagged
             && i.values["arn"]
                 .as_str()
-                .is_some_and(|arn| listed.contains(Kind::Tagged, arn));
+                .is_some_and(|arn| live.contains(Kind::Tagged, arn));
         if a.module.is_empty() && readable {
             blocks
                 .entry(format!("{}.{}", a.type_name, a.name))
@@ -74,20 +64,26 @@ fn qualifying<'c>(
         let declared = texts
             .iter()
             .any(|t| t.lines().any(|l| l.trim_end() == header));
-        declared && !texts.iter().any(|t| refers_to(t, &a.type_name, &a.name))
+        declared
+            && (referenced
+                || !texts
+                    .iter()
+                    .any(|t| crate::edit::refers_to(t, &a.type_name, &a.name)))
     });
     Ok(blocks)
 }
 
-/// The single-instance blocks that qualify, in address order.
-pub(crate) fn single_blocks(
+/// The single-instance blocks that qualify (with `referenced`, also those
+/// something refers to), in address order.
+pub(crate) fn single_blocks<'c>(
     lane: &Lane,
-    cold: &ColdOutcome,
-) -> Result<Vec<ResourceInstanceAddr>, StepError> {
-    Ok(qualifying(lane, cold)?
+    cold: &'c ColdOutcome,
+    referenced: bool,
+) -> Result<Vec<&'c StateInstance>, StepError> {
+    Ok(qualifying(lane, cold, referenced)?
         .into_values()
         .filter(|insts| insts.len() == 1 && insts[0].addr.key.is_none())
-        .map(|insts| insts[0].addr.clone())
+        .map(|insts| insts[0])
         .collect())
 }
 
@@ -98,38 +94,19 @@ pub(crate) fn counted_block(
     cold: &ColdOutcome,
 ) -> Result<Option<ResourceInstanceAddr>, StepError> {
     let texts = root_texts(&lane.estate_twin().oracle.dir)?;
-    Ok(qualifying(lane, cold)?.into_values().find_map(|insts| {
-        let a = &insts[0].addr;
-        let counted = insts
-            .iter()
-            .all(|i| matches!(i.addr.key, Some(InstanceKey::Int(_))))
-            && texts
+    Ok(qualifying(lane, cold, false)?
+        .into_values()
+        .find_map(|insts| {
+            let a = &insts[0].addr;
+            let counted = insts
                 .iter()
-                .any(|t| crate::edit::set_count(t, &a.type_name, &a.name, 0).is_some());
-        counted.then(|| ResourceInstanceAddr {
-            key: None,
-            ..a.clone()
-        })
-    }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_reference_is_the_traversal_not_a_longer_name() {
-        let t = "subnet_id = aws_subnet.a.id\nx = [aws_vpc.main]\n";
-        assert!(refers_to(t, "aws_subnet", "a"));
-        assert!(refers_to(t, "aws_vpc", "main"));
-        assert!(!refers_to(t, "aws_vpc", "mai"));
-        assert!(!refers_to("y = aws_subnet.ab.id", "aws_subnet", "a"));
-        assert!(!refers_to("y = data.aws_subnet.a.id", "aws_subnet", "a"));
-        assert!(refers_to("depends_on = [aws_subnet.a]", "aws_subnet", "a"));
-        assert!(!refers_to(
-            "resource \"aws_subnet\" \"a\" {",
-            "aws_subnet",
-            "a"
-        ));
-    }
+                .all(|i| matches!(i.addr.key, Some(InstanceKey::Int(_))))
+                && texts
+                    .iter()
+                    .any(|t| crate::edit::set_count(t, &a.type_name, &a.name, 0).is_some());
+            counted.then(|| ResourceInstanceAddr {
+                key: None,
+                ..a.clone()
+            })
+        }))
 }

@@ -91,7 +91,7 @@ pub fn two_applies_at_once(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutp
     let clock = lane.clock;
     let estate = &lane.estate.name;
     let witness = &lane.estate_twin().witness;
-    let queue = &lane.estate.knobs()?.concurrent_queue;
+    let queue = &lane.estate.scratch_names().concurrent_queue;
     let lock = lock_parameter(estate);
     let file = lane.engine.dir.join(FILE);
     let io = |source| StepError::Io {

@@ -64,9 +64,9 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     let (from, to) = match &estate.knobs {
         Some(k) => (k.renamed_block.clone(), k.renamed_to.clone()),
         None => {
-            let from = super::derive::single_blocks(lane, cold)?
-                .into_iter()
-                .next()
+            let from = super::derive::single_blocks(lane, cold, false)?
+                .first()
+                .map(|i| i.addr.clone())
                 .ok_or_else(|| StepError::NotDerived(super::derive::NO_SINGLE_BLOCK.into()))?;
             let to = ResourceInstanceAddr {
                 name: format!("{}_renamed", from.name),

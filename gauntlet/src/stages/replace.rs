@@ -120,7 +120,7 @@ pub fn replace_with_create_before_destroy(
     let estate = lane.estate;
     let e = lane.estate_twin();
     let o = lane.oracle_twin();
-    let prefix = &estate.knobs()?.replaced_parameters;
+    let prefix = &estate.scratch_names().replaced_parameters;
     let (old, new) = (hashed_name(prefix, BEFORE), hashed_name(prefix, AFTER));
 
     clock.say(&format!(
@@ -350,7 +350,7 @@ fn judge_order(engine: &Output, stock: &str) -> Result<String, String> {
 /// or without it.
 fn cbd(lane: &Lane, on: bool) -> Result<(), StepError> {
     let path = lane.estate_twin().oracle.dir.join(FILE);
-    let text = block(&lane.estate.knobs()?.replaced_parameters, AFTER, on);
+    let text = block(&lane.estate.scratch_names().replaced_parameters, AFTER, on);
     fs::write(&path, text).map_err(io(&path))
 }
 

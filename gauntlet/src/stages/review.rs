@@ -8,10 +8,16 @@
 //! gone the live system is as it was, and the same file applies exactly its
 //! one change; stock applies its own plan file on the oracle twin.
 
+use std::collections::BTreeMap;
+
+use engine::addr::ResourceInstanceAddr;
+
 use crate::choudoufu::{Action, Applied};
 use crate::edit;
+use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
+use crate::witness::Witness;
 
 use super::kit::{edit_root, side_by_side, verdict};
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
@@ -20,25 +26,124 @@ const REFUSAL: &str = "The approved plan no longer matches the live system";
 const STRAY: (&str, &str) = ("stray", "out-of-band");
 const REVIEWED: (&str, &str) = ("reviewed", "yes");
 
+/// What the stage tags through the saved plan, and what it moves out of
+/// band on the estate twin.
+enum Target {
+    /// The manifest's: queues, by name.
+    Queues {
+        block: ResourceInstanceAddr,
+        queue: String,
+        moved: String,
+    },
+    /// A root run's: objects by ARN, the tagged one's on each twin (estate
+    /// twin first).
+    Objects {
+        block: ResourceInstanceAddr,
+        arns: [String; 2],
+        moved: String,
+    },
+}
+
+impl Target {
+    fn block(&self) -> &ResourceInstanceAddr {
+        match self {
+            Target::Queues { block, .. } | Target::Objects { block, .. } => block,
+        }
+    }
+
+    /// The tagged object on a twin, for the page.
+    fn object(&self, side: Side) -> String {
+        match self {
+            Target::Queues { queue, .. } => format!("queue {queue}"),
+            Target::Objects { arns, .. } => arns[side as usize].clone(),
+        }
+    }
+
+    /// The object that moves, for the page.
+    fn moved(&self) -> String {
+        match self {
+            Target::Queues { moved, .. } => format!("queue {moved}"),
+            Target::Objects { moved, .. } => moved.clone(),
+        }
+    }
+
+    /// The tagged object's tags on the twin `w` reads.
+    fn tags(&self, w: &Witness) -> Result<BTreeMap<String, String>, StepError> {
+        Ok(match self {
+            Target::Queues { queue, .. } => w.queue_tags(queue)?,
+            Target::Objects { arns, .. } => w.object_tags(&arns[w.side as usize])?,
+        }
+        .unwrap_or_default())
+    }
+
+    /// The stray tag set on (`on`) or taken off the object that moves.
+    fn stray(&self, w: &Witness, on: bool) -> Result<(), StepError> {
+        let done = match (self, on) {
+            (Target::Queues { moved, .. }, true) => w.tag_queue(moved, STRAY.0, STRAY.1),
+            (Target::Queues { moved, .. }, false) => w.untag_queue(moved, STRAY.0),
+            (Target::Objects { moved, .. }, true) => w.tag_object(moved, STRAY.0, STRAY.1),
+            (Target::Objects { moved, .. }, false) => w.untag_object(moved, STRAY.0),
+        };
+        Ok(done?)
+    }
+}
+
+/// A root run's target: the first single-instance block of the root's own
+/// folder whose object the tagging API lists, and the next such object.
+fn derived(lane: &Lane, cold: &ColdOutcome) -> Result<Target, StepError> {
+    let singles = super::derive::single_blocks(lane, cold, true)?;
+    let [tagged, moved, ..] = singles.as_slice() else {
+        return Err(StepError::NotDerived(
+            "the root's own folder has fewer than two single-instance blocks whose objects the tagging API lists: one to tag through a saved plan, another to move out of band".into(),
+        ));
+    };
+    let oracle_state = lane.oracle_twin().oracle.state()?;
+    let arn = |i: &StateInstance| i.values["arn"].as_str().unwrap_or_default().to_owned();
+    let there = oracle_state
+        .iter()
+        .find(|i| i.addr == tagged.addr)
+        .map(arn)
+        .ok_or_else(|| {
+            StepError::Knob(format!("the oracle twin's state holds no {}", tagged.addr))
+        })?;
+    Ok(Target::Objects {
+        block: tagged.addr.clone(),
+        arns: [arn(tagged), there],
+        moved: arn(moved),
+    })
+}
+
 pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
     let breaks = lane.breaks;
     let e = lane.estate_twin();
     let o = lane.oracle_twin();
-    let block = &estate.knobs()?.reviewed_block;
-    let queue = cold
-        .estate_state
-        .iter()
-        .find(|i| i.addr == *block)
-        .and_then(|i| i.values["name"].as_str())
-        .ok_or_else(|| {
-            StepError::Knob(format!(
-                "knobs.reviewed_block: the estate twin's state holds no {block} with a name"
-            ))
-        })?
-        .to_owned();
-    let moved_queue = &estate.knobs()?.stamped_queue;
+    // What gains the tag and what moves out of band: the manifest's
+    // queues, or in a root run the first block of the root's own folder
+    // whose object the tagging API lists, and another such object.
+    let target = match &estate.knobs {
+        Some(k) => {
+            let queue = cold
+                .estate_state
+                .iter()
+                .find(|i| i.addr == k.reviewed_block)
+                .and_then(|i| i.values["name"].as_str())
+                .ok_or_else(|| {
+                    StepError::Knob(format!(
+                        "knobs.reviewed_block: the estate twin's state holds no {} with a name",
+                        k.reviewed_block
+                    ))
+                })?;
+            Target::Queues {
+                block: k.reviewed_block.clone(),
+                queue: queue.to_owned(),
+                moved: k.stamped_queue.clone(),
+            }
+        }
+        None => derived(lane, cold)?,
+    };
+    let block = target.block();
 
     clock.say(&format!(
         "Plan, review, apply: {block} gains {}={} on both twins, planned to a file",
@@ -46,15 +151,13 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     ));
     both_ok(lane.both(|t: &TwinView| {
         let edited = edit_root(&t.oracle.dir, |s| {
-            edit::set_attribute(s, &block.type_name, &block.name, "tags", |old| {
-                format!("merge({old}, {{ {} = {:?} }})", REVIEWED.0, REVIEWED.1)
-            })
+            edit::add_tag(s, &block.type_name, &block.name, REVIEWED.0, REVIEWED.1)
         })?;
         if edited {
             Ok(())
         } else {
             Err(StepError::Knob(format!(
-                "knobs.reviewed_block: {block} on the {} has no one-line tags argument",
+                "{block} on the {}: no tags argument a tag can be added to",
                 t.side
             )))
         }
@@ -68,12 +171,12 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
 
     // The world moves on the estate twin after the review.
     if !breaks.on(Toggle::ReviewRefused) {
-        e.witness.tag_queue(moved_queue, STRAY.0, STRAY.1)?;
+        target.stray(&e.witness, true)?;
     }
     let (first, first_out) = lane.engine.apply_saved(clock, "review.plan")?;
-    let tags_after_refusal = e.witness.queue_tags(&queue)?.unwrap_or_default();
+    let tags_after_refusal = target.tags(&e.witness)?;
     if !breaks.on(Toggle::ReviewRefused) {
-        e.witness.untag_queue(moved_queue, STRAY.0)?;
+        target.stray(&e.witness, false)?;
     }
     let said = format!("{}{}", first_out.stdout, first_out.stderr);
     let mut p = Vec::new();
@@ -102,18 +205,22 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     }
     if tags_after_refusal.contains_key(REVIEWED.0) {
         p.push(format!(
-            "queue {queue} carries {}={} though the plan was refused",
-            REVIEWED.0, tags_after_refusal[REVIEWED.0]
+            "{} carries {}={} though the plan was refused",
+            target.object(Side::Estate),
+            REVIEWED.0,
+            tags_after_refusal[REVIEWED.0]
         ));
     }
     let refused = if p.is_empty() {
         Ok(format!(
-            "choudoufu plan -out review.plan saved exactly {block} (update) ({}), as stock's plan file on the oracle twin ({}); then queue {moved_queue} gained a stray tag {}={} with the AWS CLI, and choudoufu apply review.plan refused with \"{REFUSAL}\" at exit 3, applying nothing: the AWS CLI reads no {} tag on queue {queue}",
+            "choudoufu plan -out review.plan saved exactly {block} (update) ({}), as stock's plan file on the oracle twin ({}); then {} gained a stray tag {}={} with the AWS CLI, and choudoufu apply review.plan refused with \"{REFUSAL}\" at exit 3, applying nothing: the AWS CLI reads no {} tag on {}",
             ep.summary_line(),
             sp.summary_line(),
+            target.moved(),
             STRAY.0,
             STRAY.1,
-            REVIEWED.0
+            REVIEWED.0,
+            target.object(Side::Estate)
         ))
     } else {
         Err(p.join("; "))
@@ -134,13 +241,16 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     );
     let (second, second_out) = second?;
     stock?;
+    let queue = match &target {
+        Target::Queues { queue, .. } => queue.as_str(),
+        Target::Objects { .. } => "",
+    };
     let tamper = lane.tamper(
         Toggle::ReviewApplied,
-        || Ok(e.witness.untag_queue(&queue, REVIEWED.0)?),
-        |()| Ok(e.witness.tag_queue(&queue, REVIEWED.0, REVIEWED.1)?),
+        || Ok(e.witness.untag_queue(queue, REVIEWED.0)?),
+        |()| Ok(e.witness.tag_queue(queue, REVIEWED.0, REVIEWED.1)?),
     )?;
-    let [here, there] =
-        both_ok(lane.both(|t: &TwinView| Ok(t.witness.queue_tags(&queue)?.unwrap_or_default())))?;
+    let [here, there] = both_ok(lane.both(|t: &TwinView| target.tags(&t.witness)))?;
     tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
     let one = Applied {
@@ -167,14 +277,18 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     }
     if !reviewed(&here) {
         p.push(format!(
-            "the AWS CLI reads no {}={} on queue {queue} on the estate twin",
-            REVIEWED.0, REVIEWED.1
+            "the AWS CLI reads no {}={} on {} on the estate twin",
+            REVIEWED.0,
+            REVIEWED.1,
+            target.object(Side::Estate)
         ));
     }
     if !reviewed(&there) {
         p.push(format!(
-            "stock's plan file left no {}={} on queue {queue} on the oracle twin",
-            REVIEWED.0, REVIEWED.1
+            "stock's plan file left no {}={} on {} on the oracle twin",
+            REVIEWED.0,
+            REVIEWED.1,
+            target.object(Side::Oracle)
         ));
     }
     if !replan.is_empty() {
@@ -186,9 +300,10 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     }
     let applied = if p.is_empty() {
         Ok(format!(
-            "with the stray tag removed the identical file applied: {one}; the AWS CLI reads {}={} on queue {queue} on both twins (stock's own plan file applied on the oracle twin), and the next plan is empty ({})",
+            "with the stray tag removed the identical file applied: {one}; the AWS CLI reads {}={} on {} on both twins (stock's own plan file applied on the oracle twin), and the next plan is empty ({})",
             REVIEWED.0,
             REVIEWED.1,
+            target.object(Side::Oracle),
             replan.summary_line()
         ))
     } else {

@@ -15,6 +15,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use crate::stage::Toggle;
+use crate::witness::{Kind, Witness};
 
 use super::kit::{io, verdict, ADDRESS_KEY};
 use super::{Lane, StageOutput, StepError};
@@ -52,6 +53,31 @@ const NO_SOURCE_ADDR: &str = "aws_sns_topic_subscription.strict_extra";
 
 /// The address written over the queue's own in the marker arm.
 const WRONG_ADDRESS: &str = "aws_sqs_queue.retired";
+
+/// The object the marker arm marks wrong.
+enum Marked {
+    Queue(String),
+    Arn(String),
+}
+
+impl std::fmt::Display for Marked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Marked::Queue(q) => write!(f, "the queue {q}"),
+            Marked::Arn(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+impl Marked {
+    fn set_address(&self, w: &Witness, address: &str) -> Result<(), StepError> {
+        let done = match self {
+            Marked::Queue(q) => w.tag_queue(q, ADDRESS_KEY, address),
+            Marked::Arn(a) => w.tag_object(a, ADDRESS_KEY, address),
+        };
+        Ok(done?)
+    }
+}
 
 /// The estate's `live` block with a `strict` block; a toggle's BREAK turns
 /// its setting back off.
@@ -148,12 +174,15 @@ fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
 
     // Every toggle on, the root as it is: nothing to refuse.
     clock.say("Strict profile: choudoufu plan of the estate's root with every toggle on");
-    let record = subscription_record(lane)?;
-    let aside = record.with_extension("aside");
     let tamper = lane.tamper(
         Toggle::StrictSilent,
-        || fs::rename(&record, &aside).map_err(io(&record)),
-        |()| fs::rename(&aside, &record).map_err(io(&aside)),
+        || {
+            let record = subscription_record(lane)?;
+            let aside = record.with_extension("aside");
+            fs::rename(&record, &aside).map_err(io(&record))?;
+            Ok((record, aside))
+        },
+        |(record, aside)| fs::rename(&aside, &record).map_err(io(&aside)),
     )?;
     let silent = lane.engine.plan_or_refusal(clock, &[]);
     tamper.restore()?;
@@ -199,26 +228,55 @@ fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
     .map(|s| format!("a second subscription, {NO_SOURCE_ADDR}: {s}"));
     fs::remove_file(&scratch).map_err(io(&scratch))?;
 
-    // An object whose address marker is wrong.
-    let queue = &lane.estate.knobs()?.stamped_queue;
-    let own = e
-        .witness
-        .queue_tags(queue)?
-        .and_then(|t| t.get(ADDRESS_KEY).cloned())
-        .ok_or_else(|| StepError::Knob(format!("the queue {queue} carries no {ADDRESS_KEY}")))?;
+    // An object whose address marker is wrong: the manifest's queue, or in
+    // a root run the first object by ARN carrying this estate's address
+    // marker.
+    let (object, own) = match &lane.estate.knobs {
+        Some(k) => {
+            let queue = &k.stamped_queue;
+            let own = e
+                .witness
+                .queue_tags(queue)?
+                .and_then(|t| t.get(ADDRESS_KEY).cloned())
+                .ok_or_else(|| {
+                    StepError::Knob(format!("the queue {queue} carries no {ADDRESS_KEY}"))
+                })?;
+            (Marked::Queue(queue.clone()), own)
+        }
+        None => {
+            let live = e.witness.inventory(&lane.kinds)?;
+            let mut hits: Vec<(String, String)> = e
+                .witness
+                .markers(&live)?
+                .into_iter()
+                .filter(|h| h.key == ADDRESS_KEY)
+                .filter_map(|h| match h.at {
+                    Some((Kind::Tagged, arn)) => Some((h.value, arn)),
+                    _ => None,
+                })
+                .collect();
+            hits.sort();
+            let (own, arn) = hits.into_iter().next().ok_or_else(|| {
+                StepError::NotDerived(
+                    "no object by ARN carries the estate's address marker, so none can be marked wrong".into(),
+                )
+            })?;
+            (Marked::Arn(arn), own)
+        }
+    };
     clock.say(&format!(
-        "Strict profile: {queue}'s {ADDRESS_KEY} rewritten to {WRONG_ADDRESS}"
+        "Strict profile: {object}'s {ADDRESS_KEY} rewritten to {WRONG_ADDRESS}"
     ));
-    e.witness.tag_queue(queue, ADDRESS_KEY, WRONG_ADDRESS)?;
+    object.set_address(&e.witness, WRONG_ADDRESS)?;
     let markers = lane.engine.plan_or_refusal(clock, &[]);
-    e.witness.tag_queue(queue, ADDRESS_KEY, &own)?;
+    object.set_address(&e.witness, &own)?;
     let markers = refused_once(
         markers?,
         "Strict profile: marker repair refused",
         &own,
         "marker_repair = \"never\"",
     )
-    .map(|s| format!("the queue {queue} marked {ADDRESS_KEY}={WRONG_ADDRESS}: {s}"));
+    .map(|s| format!("{object} marked {ADDRESS_KEY}={WRONG_ADDRESS}: {s}"));
 
     Ok(StageOutput {
         assertions: vec![

@@ -128,6 +128,19 @@ impl Witness {
         }
     }
 
+    /// Remove one tag from any object the tagging API can tag, by its ARN.
+    pub fn untag_object(&self, arn: &str, key: &str) -> Result<(), WitnessError> {
+        self.call(&[
+            "resourcegroupstaggingapi",
+            "untag-resources",
+            "--resource-arn-list",
+            arn,
+            "--tag-keys",
+            key,
+        ])
+        .map(drop)
+    }
+
     pub fn tag_table(&self, table: &str, key: &str, value: &str) -> Result<(), WitnessError> {
         let arn = self.table_arn(table)?;
         let tags = serde_json::json!([{ "Key": key, "Value": value }]).to_string();
