@@ -16,9 +16,6 @@ use std::process::Command;
 use crate::clock::{Category, Clock};
 use crate::process;
 
-/// The dependency lock file a repository commits beside its root.
-const LOCK_FILE: &str = ".terraform.lock.hcl";
-
 /// The engine could not be found or run, or printed what cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -366,10 +363,7 @@ impl EngineRoot {
             fs::remove_dir_all(base).map_err(io(base))?;
         }
         let own = |path: &Path| {
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let source = name.ends_with(".tf") || name.ends_with(".tf.json");
-            let committed = name == "live.hcl" || name == LOCK_FILE || name.ends_with(".tfvars");
-            source || committed || name.ends_with(".tfvars.json")
+            crate::oracle::is_root_file(path) || path.file_name().is_some_and(|n| n == "live.hcl")
         };
         // The root's folder as a clone holds it; the modules' folders whole.
         let (dir, tree) = match &self.tree {

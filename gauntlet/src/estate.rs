@@ -717,10 +717,9 @@ fn tf_files(dir: &Path) -> Result<Vec<PathBuf>, EstateError> {
     let mut files: Vec<PathBuf> = rd
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_file() && crate::oracle::is_root_file(p))
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            n.ends_with(".tf") || n.ends_with(".tf.json")
+            p.is_file() && (n.ends_with(".tf") || n.ends_with(".tf.json"))
         })
         .collect();
     files.sort();

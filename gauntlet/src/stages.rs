@@ -523,12 +523,7 @@ pub(crate) fn unread(
         let k = Kind::for_type(&i.type_name);
         if !k.names(i) {
             nameless.insert(i.type_name.as_str());
-        } else if before_markers
-            && k == Kind::Tagged
-            && i.values["tags_all"]
-                .as_object()
-                .is_none_or(|m| m.is_empty())
-        {
+        } else if before_markers && crate::witness::untagged_by_arn(i) {
             untagged += 1;
         }
     }

@@ -244,6 +244,15 @@ impl Kind {
     }
 }
 
+/// Whether a state instance is an object by ARN carrying no tag: the
+/// tagging API lists it only once something tags it (the engine's marker).
+pub fn untagged_by_arn(inst: &StateInstance) -> bool {
+    Kind::for_type(&inst.type_name) == Kind::Tagged
+        && inst.values["tags_all"]
+            .as_object()
+            .is_none_or(|m| m.is_empty())
+}
+
 /// The class of object an ARN names, `service:resource-type` (`ec2:vpc`,
 /// `logs:log-group`), or the service alone when its resource has no type
 /// (`sqs`). The witness says per class whether the tagging API lists it.
@@ -284,15 +293,7 @@ impl Inventory {
     /// marker: [`Inventory::of_state`] less the objects of other types that
     /// carry no tag.
     pub fn of_state_tagged(state: &[StateInstance]) -> Result<Inventory, WitnessError> {
-        let untagged: Vec<&StateInstance> = state
-            .iter()
-            .filter(|i| {
-                Kind::for_type(&i.type_name) == Kind::Tagged
-                    && i.values["tags_all"]
-                        .as_object()
-                        .is_none_or(|m| m.is_empty())
-            })
-            .collect();
+        let untagged: Vec<&StateInstance> = state.iter().filter(|i| untagged_by_arn(i)).collect();
         let mut inv = Inventory::of_state(state)?;
         if let Some(arns) = inv.0.get_mut(&Kind::Tagged) {
             for i in untagged {
@@ -643,34 +644,19 @@ impl Witness {
         if has(Kind::Role) {
             roles.iter().for_each(|r| inv.insert(Kind::Role, r.clone()));
         }
-        // The types `reads.toml` lists, side by side.
-        let listed: Vec<Result<Vec<(Kind, String)>, WitnessError>> = thread::scope(|s| {
-            let hs: Vec<_> = kinds
-                .iter()
-                .filter_map(|k| match k {
-                    Kind::Listed(r) => Some((*k, r)),
-                    _ => None,
-                })
-                .map(|(k, r)| {
-                    s.spawn(move || {
-                        let args: Vec<&str> = r.list.iter().map(String::as_str).collect();
-                        let v = self.call(&args)?;
-                        Ok(strings_deep(&v).into_iter().map(|id| (k, id)).collect())
-                    })
-                })
-                .collect();
-            hs.into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        for r in listed {
-            for (k, id) in r? {
-                inv.insert(k, id);
-            }
-        }
-        // Then the sub-resources, read per parent, side by side.
+        // Then the sub-resources, read per parent, and the types
+        // `reads.toml` lists, side by side.
         let found: Vec<Result<Vec<(Kind, String)>, WitnessError>> = thread::scope(|s| {
             let mut hs = Vec::new();
+            for k in kinds {
+                if let Kind::Listed(r) = *k {
+                    hs.push(s.spawn(move || {
+                        let args: Vec<&str> = r.list.iter().map(String::as_str).collect();
+                        let v = self.call(&args)?;
+                        Ok(strings_deep(&v).into_iter().map(|id| (*k, id)).collect())
+                    }));
+                }
+            }
             for b in &buckets {
                 if has(Kind::BucketVersioning) {
                     hs.push(s.spawn(move || {
