@@ -315,12 +315,6 @@ impl Estate {
         })?;
         let root = scan_root(&dir)?;
         check_live_block(&dir.join("live.hcl"), name, "the estate's folder")?;
-        if !root.other_providers.is_empty() {
-            return Err(EstateError::OtherProviders {
-                path: dir.clone(),
-                providers: root.other_providers.join(", "),
-            });
-        }
         if !root.provider_block {
             return Err(EstateError::Malformed {
                 path: dir.clone(),
@@ -563,12 +557,6 @@ impl Estate {
             )));
         }
         let root = scan_root(dir)?;
-        if !root.other_providers.is_empty() {
-            return Err(EstateError::OtherProviders {
-                path: dir.to_owned(),
-                providers: root.other_providers.join(", "),
-            });
-        }
         let modules = module_tree(dir, &root)?;
         // The gauntlet's provider settings: merged into the root's own
         // block, or the block itself; the region when the root names none
@@ -694,8 +682,9 @@ fn read(path: &Path) -> Result<String, EstateError> {
 }
 
 /// What the gauntlet reads from a root and the local modules it calls:
-/// the root's files, the resource types they all declare, the providers
-/// other than aws they use, and the root's provider block and region.
+/// the root's files, the resource types they all declare, and the root's
+/// provider block and region. A configuration naming a provider other than
+/// aws is refused while it is read.
 struct Root {
     files: Vec<PathBuf>,
     resource_types: Vec<String>,
@@ -784,6 +773,12 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
     for v in [&mut root.resource_types, &mut root.other_providers] {
         v.sort();
         v.dedup();
+    }
+    if !root.other_providers.is_empty() {
+        return Err(EstateError::OtherProviders {
+            path: dir.to_owned(),
+            providers: root.other_providers.join(", "),
+        });
     }
     root.module_dirs.sort();
     Ok(root)

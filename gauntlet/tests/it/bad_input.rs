@@ -10,7 +10,7 @@ use crate::{assert_nothing_left, finish, workspace, Finished, Scratch, ESTATE, P
 
 /// The run stopped with exit code 2, said `what` on stderr, and wrote a page
 /// for `estate` that says so too.
-fn stopped(s: &Scratch, out: &Finished, estate: &str, what: &str) {
+pub(crate) fn stopped(s: &Scratch, out: &Finished, estate: &str, what: &str) {
     assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stderr.contains(what),

@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use crate::{assert_nothing_left, finish, moto_pids, stage, workspace, Finished, Scratch};
+use crate::bad_input::stopped;
+use crate::{assert_nothing_left, finish, moto_pids, stage, workspace, Scratch};
 
 fn root(name: &str) -> PathBuf {
     workspace().join("gauntlet/tests/fixtures/roots").join(name)
@@ -109,21 +110,6 @@ fn a_root_with_a_local_module_passes_every_stage_it_runs() {
         page.contains("Clear. Every headline stage passes."),
         "{page}"
     );
-}
-
-/// The run stopped at exit 2 saying `what`, on stderr and on the page of
-/// `name`, and left nothing running.
-fn stopped(s: &Scratch, out: &Finished, name: &str, what: &str) {
-    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stderr.contains(what),
-        "stderr lacks {what:?}:\n{}",
-        out.stderr
-    );
-    let r = s.record(name);
-    assert!(r["error"].as_str().unwrap().contains(what), "{r}");
-    assert!(s.page(name).contains("Stopped. The run could not complete"));
-    assert_nothing_left(&out.stderr, s);
 }
 
 #[test]
