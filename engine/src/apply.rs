@@ -314,6 +314,26 @@ impl<'a> Walk<'a> {
                 }
             }
             let Some((node, results)) = running.next().await else {
+                if !self.failure.has_errors() && !shared.stopping() {
+                    // Nothing running and nothing ready: a node that never
+                    // started would be a change silently left out.
+                    let stuck: Vec<String> = self
+                        .planned
+                        .order
+                        .iter()
+                        .filter(|n| !self.started.contains(*n))
+                        .map(ToString::to_string)
+                        .collect();
+                    if !stuck.is_empty() {
+                        self.failure.push(Diagnostic::error(
+                            "Apply could not finish",
+                            format!(
+                                "These blocks never became ready to apply, so their changes were not made: {}.",
+                                stuck.join(", ")
+                            ),
+                        ));
+                    }
+                }
                 break;
             };
             let mut values = Vec::new();
@@ -406,8 +426,22 @@ impl<'a> Walk<'a> {
         if destroy {
             graph.dependents(node).all(|n| self.finished.contains(n))
         } else {
-            graph.deps(node).all(|d| self.finished.contains(d))
+            self.expanded(node) && graph.deps(node).all(|d| self.finished.contains(d))
         }
+    }
+
+    /// Whether every module call on the path to `node`'s module has made
+    /// its instances, which a node starts in: terraform expands a module
+    /// before anything in it, even a block that refers to nothing the call
+    /// passes in (a data source, a literal).
+    fn expanded(&self, node: &TreeNode) -> bool {
+        (0..node.module.len()).all(|i| {
+            let call = TreeNode {
+                module: node.module[..i].to_vec(),
+                node: Node::ModuleCall(node.module[i].clone()),
+            };
+            self.finished.contains(&call) || !self.planned.order.contains(&call)
+        })
     }
 
     /// How many of the plan's steps are instances of block `key` in the
