@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use engine::addr::ResourceInstanceAddr;
 use serde::Deserialize;
 
+use crate::stage::{Breaks, Toggle};
+
 /// Why an estate cannot be run.
 #[derive(Debug, thiserror::Error)]
 pub enum EstateError {
@@ -24,6 +26,8 @@ pub enum EstateError {
     Malformed { path: PathBuf, message: String },
     #[error("{path}: the configuration uses the {providers} provider beside aws; this gauntlet runs the aws lane only, whose emulator serves the aws provider")]
     OtherProviders { path: PathBuf, providers: String },
+    #[error("{estate} cannot turn on {refused}: its manifest names nothing for them to tamper with (a root run has no manifest)")]
+    Unaimed { estate: String, refused: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -42,6 +46,7 @@ pub struct RawManifest {
     pub preexisting: Preexisting,
     #[serde(default)]
     pub undeclared: Vec<Undeclared>,
+    #[serde(default)]
     pub knobs: RawKnobs,
     pub neighbour: Option<RawNeighbour>,
 }
@@ -83,25 +88,28 @@ pub struct Neighbour {
     pub blocks: usize,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[knobs]` as written: each names what a stage moves or a BREAK toggle
+/// tampers with; each left out is derived from the root, as a root run
+/// derives it, and a toggle that cannot be aimed without it is refused.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct RawKnobs {
-    pub state_rm_address: String,
-    pub missing_parameter: String,
-    pub stamped_queue: String,
-    pub resurrected_parameter: String,
-    pub lost_preexisting_queue: String,
-    pub removed_block: String,
-    pub count_block: String,
-    pub drift_parameter: String,
-    pub second_drift_parameter: String,
-    pub phantom_parameter: String,
-    pub renamed_block: String,
-    pub renamed_to: String,
-    pub reviewed_block: String,
-    pub crash_parameters: String,
-    pub replaced_parameters: String,
-    pub concurrent_queue: String,
+    pub state_rm_address: Option<String>,
+    pub missing_parameter: Option<String>,
+    pub stamped_queue: Option<String>,
+    pub resurrected_parameter: Option<String>,
+    pub lost_preexisting_queue: Option<String>,
+    pub removed_block: Option<String>,
+    pub count_block: Option<String>,
+    pub drift_parameter: Option<String>,
+    pub second_drift_parameter: Option<String>,
+    pub phantom_parameter: Option<String>,
+    pub renamed_block: Option<String>,
+    pub renamed_to: Option<String>,
+    pub reviewed_block: Option<String>,
+    pub crash_parameters: Option<String>,
+    pub replaced_parameters: Option<String>,
+    pub concurrent_queue: Option<String>,
 }
 
 /// Objects that exist before cold deploy and that no stage may touch.
@@ -129,6 +137,25 @@ pub enum Undeclared {
         queue: String,
         body: String,
     },
+    /// An ingress rule another tool adds to a declared security group (by
+    /// its name): TCP on `port` from `cidr`.
+    SecurityGroupRule {
+        group: String,
+        cidr: String,
+        port: u16,
+        description: String,
+    },
+}
+
+impl Undeclared {
+    /// What a toggle deletes out of band (and puts back), when it can: an
+    /// object, or a rule; a message is not taken back.
+    pub fn taken_away(&self) -> Option<&Undeclared> {
+        match self {
+            Undeclared::SqsMessage { .. } => None,
+            _ => Some(self),
+        }
+    }
 }
 
 impl std::fmt::Display for Undeclared {
@@ -136,54 +163,62 @@ impl std::fmt::Display for Undeclared {
         match self {
             Undeclared::S3Object { bucket, key, .. } => write!(f, "object s3://{bucket}/{key}"),
             Undeclared::SqsMessage { queue, .. } => write!(f, "a message in queue {queue}"),
+            Undeclared::SecurityGroupRule {
+                group, cidr, port, ..
+            } => write!(
+                f,
+                "ingress rule tcp/{port} from {cidr} on security group {group}"
+            ),
         }
     }
 }
 
-/// What each BREAK toggle tampers with.
-#[derive(Debug, Clone)]
+/// What each stage moves and each BREAK toggle tampers with, where the
+/// manifest names it; `None` where the stage or toggle derives it from the
+/// root (see `stages::derive` and `Lane::target`), or where a toggle that
+/// needs it cannot be aimed (`Estate::unaimed`).
+#[derive(Debug, Clone, Default)]
 pub struct Knobs {
     /// BREAK_COLD_STATE: this instance is removed from the estate twin's state.
-    pub state_rm_address: ResourceInstanceAddr,
+    pub state_rm_address: Option<ResourceInstanceAddr>,
     /// BREAK_COLD_INVENTORY: this declared parameter is deleted before the count.
-    pub missing_parameter: String,
+    pub missing_parameter: Option<String>,
     /// BREAK_COLD_MARKERS: this declared queue is stamped with a marker tag.
-    pub stamped_queue: String,
+    pub stamped_queue: Option<String>,
     /// BREAK_TEARDOWN_REMOVED: this declared parameter is put back after destroy.
-    pub resurrected_parameter: String,
+    pub resurrected_parameter: Option<String>,
     /// BREAK_TEARDOWN_SURVIVORS: this pre-existing queue is deleted before the read.
-    pub lost_preexisting_queue: String,
+    pub lost_preexisting_queue: Option<String>,
     /// Remove a block: this block (a tagged type, no count, nothing refers
     /// to it) is deleted from both twins' roots.
-    pub removed_block: ResourceInstanceAddr,
+    pub removed_block: Option<ResourceInstanceAddr>,
     /// Change count: this block's count is lowered by one and raised back.
-    pub count_block: ResourceInstanceAddr,
+    pub count_block: Option<ResourceInstanceAddr>,
     /// Drift and reconverge: this declared parameter's value is tampered on
     /// both twins.
-    pub drift_parameter: String,
+    pub drift_parameter: Option<String>,
     /// BREAK_DRIFT_SINGLE and other toggles: a second declared parameter
     /// tampered on the estate twin.
-    pub second_drift_parameter: String,
+    pub second_drift_parameter: Option<String>,
     /// BREAK_MIGRATE_COUNTS: an instance naming this parameter, which does
     /// not exist, is added to the migrated copy of the state.
-    pub phantom_parameter: String,
-    /// Rename: this block (a queue) is renamed to `renamed_to` with a
-    /// `moved` block on both twins.
-    pub renamed_block: ResourceInstanceAddr,
-    pub renamed_to: ResourceInstanceAddr,
+    pub phantom_parameter: Option<String>,
+    /// Rename: this block (a queue) is renamed to the second with a
+    /// `moved` block on both twins (`renamed_block`, `renamed_to`).
+    pub renamed: Option<(ResourceInstanceAddr, ResourceInstanceAddr)>,
     /// Plan, review, apply: this block (a queue) gains a `reviewed` tag in a
     /// saved plan.
-    pub reviewed_block: ResourceInstanceAddr,
+    pub reviewed_block: Option<ResourceInstanceAddr>,
     /// Crash mid-apply: the two parameters it adds are named under this
     /// path (`<path>/first`, `<path>/second`); nothing else may live there.
-    pub crash_parameters: String,
+    pub crash_parameters: Option<String>,
     /// Replace with create_before_destroy: the parameter it adds (and
     /// removes again) is named `<path>/hashed-<8 hex digits of its
     /// content's sha256>`; nothing else may live there.
-    pub replaced_parameters: String,
+    pub replaced_parameters: Option<String>,
     /// Two applies at once: the queue both add (and the stage removes
     /// again); a queue's create keeps the first apply holding the lock.
-    pub concurrent_queue: String,
+    pub concurrent_queue: Option<String>,
 }
 
 /// A checked estate, ready to run.
@@ -196,9 +231,9 @@ pub struct Estate {
     pub lane: String,
     pub preexisting: Preexisting,
     pub undeclared: Vec<Undeclared>,
-    /// What the stages tamper with and move: none for a root run without a
-    /// manifest (`run --root`), whose stages that need them are not run.
-    pub knobs: Option<Knobs>,
+    /// What the stages move and the toggles tamper with, where the manifest
+    /// names it: nothing for a root run (`run --root`).
+    pub knobs: Knobs,
     /// The second estate on the same twin, when the manifest names one.
     pub neighbour: Option<Neighbour>,
     /// The root's `.tf` and `.tf.json` files, by file name.
@@ -260,36 +295,92 @@ pub struct ScratchNames {
     pub concurrent_queue: String,
 }
 
-/// A stage asked for the manifest's knobs in a run without a manifest.
-#[derive(Debug, thiserror::Error)]
-#[error("{estate} has no estate.toml, so no knobs: this stage or BREAK toggle needs a manifest")]
-pub struct NoKnobs {
-    pub estate: String,
-}
-
 impl Estate {
-    /// The manifest's knobs.
-    pub fn knobs(&self) -> Result<&Knobs, NoKnobs> {
-        self.knobs.as_ref().ok_or_else(|| NoKnobs {
-            estate: self.name.clone(),
+    /// The names of the objects a stage adds to the root and removes again:
+    /// the manifest's, or else names under the estate's.
+    pub fn scratch_names(&self) -> ScratchNames {
+        let k = &self.knobs;
+        ScratchNames {
+            crash_parameters: k
+                .crash_parameters
+                .clone()
+                .unwrap_or_else(|| format!("/gauntlet/{}/crash", self.name)),
+            replaced_parameters: k
+                .replaced_parameters
+                .clone()
+                .unwrap_or_else(|| format!("/gauntlet/{}/replace", self.name)),
+            concurrent_queue: k
+                .concurrent_queue
+                .clone()
+                .unwrap_or_else(|| format!("gauntlet-{}-concurrent", self.name)),
+        }
+    }
+
+    /// Why `t` cannot be aimed at this estate: what its tamper needs that
+    /// only the manifest can name, and this one does not; `None` when it
+    /// can.
+    pub fn unaimed(&self, t: Toggle) -> Option<&'static str> {
+        let k = &self.knobs;
+        let s3_object = self
+            .undeclared
+            .iter()
+            .any(|u| matches!(u, Undeclared::S3Object { .. }));
+        let missing = match t {
+            Toggle::ColdInventory | Toggle::ReplanIdentities => k.missing_parameter.is_none(),
+            Toggle::TeardownRemoved => k.resurrected_parameter.is_none(),
+            Toggle::CountDown => k
+                .count_block
+                .as_ref()
+                .is_none_or(|b| b.type_name != "aws_ssm_parameter"),
+            Toggle::NoopMarkers | Toggle::TeardownEngine | Toggle::TeardownSurvivors => {
+                k.lost_preexisting_queue.is_none()
+            }
+            Toggle::ColdUndeclared | Toggle::RemoveUntouched => {
+                self.undeclared.iter().all(|u| u.taken_away().is_none())
+            }
+            Toggle::TeardownUndeclared => !s3_object || self.preexisting.buckets.is_empty(),
+            Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
+                self.neighbour.is_none()
+            }
+            _ => false,
+        };
+        missing.then_some(match t {
+            Toggle::ColdInventory | Toggle::ReplanIdentities => {
+                "deletes the declared parameter knobs.missing_parameter names out of band"
+            }
+            Toggle::TeardownRemoved => {
+                "puts back the destroyed parameter knobs.resurrected_parameter names"
+            }
+            Toggle::CountDown => {
+                "puts the destroyed parameter back, so it needs knobs.count_block naming an aws_ssm_parameter block"
+            }
+            Toggle::ColdUndeclared | Toggle::RemoveUntouched => {
+                "deletes an [[undeclared]] s3_object or security_group_rule"
+            }
+            Toggle::TeardownUndeclared => {
+                "copies an [[undeclared]] s3_object into a [preexisting] bucket"
+            }
+            Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
+                "tampers with the [neighbour] estate"
+            }
+            _ => "tampers with the pre-existing queue knobs.lost_preexisting_queue names",
         })
     }
 
-    /// The names of the objects a stage adds to the root and removes again:
-    /// the manifest's, or in a root run names under the estate's.
-    pub fn scratch_names(&self) -> ScratchNames {
-        match &self.knobs {
-            Some(k) => ScratchNames {
-                crash_parameters: k.crash_parameters.clone(),
-                replaced_parameters: k.replaced_parameters.clone(),
-                concurrent_queue: k.concurrent_queue.clone(),
-            },
-            None => ScratchNames {
-                crash_parameters: format!("/gauntlet/{}/crash", self.name),
-                replaced_parameters: format!("/gauntlet/{}/replace", self.name),
-                concurrent_queue: format!("gauntlet-{}-concurrent", self.name),
-            },
+    /// The toggles of `breaks` this estate cannot aim, each with why.
+    pub fn check_breaks(&self, breaks: &Breaks) -> Result<(), EstateError> {
+        let refused: Vec<String> = Toggle::ALL
+            .into_iter()
+            .filter(|t| breaks.on(*t))
+            .filter_map(|t| Some(format!("{}, which {}", t.name(), self.unaimed(t)?)))
+            .collect();
+        if refused.is_empty() {
+            return Ok(());
         }
+        Err(EstateError::Unaimed {
+            estate: self.name.clone(),
+            refused: refused.join("; "),
+        })
     }
 
     /// Load and check `dir/<name>`.
@@ -395,80 +486,100 @@ impl Estate {
             }
         }
         let undeclared = raw.undeclared;
-        if !undeclared
-            .iter()
-            .any(|u| matches!(u, Undeclared::S3Object { .. }))
-        {
-            return Err(bad(
-                "[[undeclared]] needs at least one kind = \"s3_object\" entry".into(),
-            ));
-        }
         let k = raw.knobs;
-        let state_rm_address: ResourceInstanceAddr = k
-            .state_rm_address
-            .parse()
-            .map_err(|e| bad(format!("knobs.state_rm_address: {e}")))?;
-        if !resource_types.contains(&state_rm_address.type_name) {
-            return Err(bad(format!(
-                "knobs.state_rm_address names {state_rm_address}, but the root declares no {}",
-                state_rm_address.type_name
-            )));
-        }
-        let block = |knob: &str, text: &str| -> Result<ResourceInstanceAddr, EstateError> {
+        let knob = |knob: &str,
+                    text: &Option<String>|
+         -> Result<Option<ResourceInstanceAddr>, EstateError> {
+            let Some(text) = text else { return Ok(None) };
             let a: ResourceInstanceAddr = text
                 .parse()
                 .map_err(|e| bad(format!("knobs.{knob}: {e}")))?;
-            if a.key.is_some() || !a.module.is_empty() {
-                return Err(bad(format!(
-                    "knobs.{knob} = {text:?} names an instance; name the block, such as aws_sqs_queue.q"
-                )));
-            }
             if !resource_types.contains(&a.type_name) {
                 return Err(bad(format!(
                     "knobs.{knob} names {a}, but the root declares no {}",
                     a.type_name
                 )));
             }
-            Ok(a)
+            Ok(Some(a))
         };
-        let removed_block = block("removed_block", &k.removed_block)?;
-        let count_block = block("count_block", &k.count_block)?;
-        let queue = |knob: &str, text: &str| -> Result<ResourceInstanceAddr, EstateError> {
-            let a = block(knob, text)?;
-            if a.type_name != "aws_sqs_queue" {
+        let block = |name: &str,
+                     text: &Option<String>|
+         -> Result<Option<ResourceInstanceAddr>, EstateError> {
+            let a = knob(name, text)?;
+            if a.as_ref()
+                .is_some_and(|a| a.key.is_some() || !a.module.is_empty())
+            {
                 return Err(bad(format!(
-                    "knobs.{knob} names {a}; its stage reads the queue's tags, so it must be an aws_sqs_queue"
+                    "knobs.{name} = {:?} names an instance; name the block, such as aws_sqs_queue.q",
+                    text.as_deref().unwrap_or_default()
                 )));
             }
             Ok(a)
         };
-        let renamed_block = queue("renamed_block", &k.renamed_block)?;
-        let renamed_to: ResourceInstanceAddr = k
-            .renamed_to
-            .parse()
-            .map_err(|e| bad(format!("knobs.renamed_to: {e}")))?;
-        if renamed_to.type_name != renamed_block.type_name
-            || renamed_to.key.is_some()
-            || !renamed_to.module.is_empty()
-            || renamed_to == renamed_block
+        let queue = |name: &str,
+                     text: &Option<String>|
+         -> Result<Option<ResourceInstanceAddr>, EstateError> {
+            let a = block(name, text)?;
+            if let Some(a) = a.as_ref().filter(|a| a.type_name != "aws_sqs_queue") {
+                return Err(bad(format!(
+                    "knobs.{name} names {a}; its stage reads the queue's tags, so it must be an aws_sqs_queue (or leave it out to have it derived)"
+                )));
+            }
+            Ok(a)
+        };
+        let state_rm_address = knob("state_rm_address", &k.state_rm_address)?;
+        let removed_block = block("removed_block", &k.removed_block)?;
+        let count_block = block("count_block", &k.count_block)?;
+        let renamed =
+            match (queue("renamed_block", &k.renamed_block)?, &k.renamed_to) {
+                (None, None) => None,
+                (Some(from), Some(to_text)) => {
+                    let to: ResourceInstanceAddr = to_text
+                        .parse()
+                        .map_err(|e| bad(format!("knobs.renamed_to: {e}")))?;
+                    if to.type_name != from.type_name
+                        || to.key.is_some()
+                        || !to.module.is_empty()
+                        || to == from
+                    {
+                        return Err(bad(format!(
+                            "knobs.renamed_to = {to_text:?} must be another block of {from}'s type"
+                        )));
+                    }
+                    Some((from, to))
+                }
+                _ => return Err(bad(
+                    "knobs.renamed_block and knobs.renamed_to go together: name both or neither"
+                        .into(),
+                )),
+            };
+        let reviewed_block = queue("reviewed_block", &k.reviewed_block)?;
+        if let Some(q) = k
+            .lost_preexisting_queue
+            .as_ref()
+            .filter(|q| !preexisting.queues.contains(q))
         {
             return Err(bad(format!(
-                "knobs.renamed_to = {:?} must be another block of {renamed_block}'s type",
-                k.renamed_to
+                "knobs.lost_preexisting_queue = {q:?} is not one of [preexisting] queues"
             )));
         }
-        let reviewed_block = queue("reviewed_block", &k.reviewed_block)?;
-        if preexisting.buckets.is_empty() {
-            return Err(bad(
-                "[preexisting] needs at least one bucket: teardown's BREAK copies an undeclared object into it".into(),
-            ));
-        }
-        if !preexisting.queues.contains(&k.lost_preexisting_queue) {
-            return Err(bad(format!(
-                "knobs.lost_preexisting_queue = {:?} is not one of [preexisting] queues",
-                k.lost_preexisting_queue
-            )));
-        }
+        let knobs = Knobs {
+            state_rm_address,
+            missing_parameter: k.missing_parameter,
+            stamped_queue: k.stamped_queue,
+            resurrected_parameter: k.resurrected_parameter,
+            lost_preexisting_queue: k.lost_preexisting_queue,
+            removed_block,
+            count_block,
+            drift_parameter: k.drift_parameter,
+            second_drift_parameter: k.second_drift_parameter,
+            phantom_parameter: k.phantom_parameter,
+            renamed,
+            reviewed_block,
+            crash_parameters: k.crash_parameters,
+            replaced_parameters: k.replaced_parameters,
+            concurrent_queue: k.concurrent_queue,
+        };
         Ok(Estate {
             name: name.to_owned(),
             description: raw.description.trim().to_owned(),
@@ -477,24 +588,7 @@ impl Estate {
             preexisting,
             undeclared,
             neighbour: None,
-            knobs: Some(Knobs {
-                state_rm_address,
-                missing_parameter: k.missing_parameter,
-                stamped_queue: k.stamped_queue,
-                resurrected_parameter: k.resurrected_parameter,
-                lost_preexisting_queue: k.lost_preexisting_queue,
-                removed_block,
-                count_block,
-                drift_parameter: k.drift_parameter,
-                second_drift_parameter: k.second_drift_parameter,
-                phantom_parameter: k.phantom_parameter,
-                renamed_block,
-                renamed_to,
-                reviewed_block,
-                crash_parameters: k.crash_parameters,
-                replaced_parameters: k.replaced_parameters,
-                concurrent_queue: k.concurrent_queue,
-            }),
+            knobs,
             root_files,
             resource_types,
             region: region.ok_or_else(|| EstateError::Malformed {
@@ -614,7 +708,7 @@ impl Estate {
             lane: "aws".into(),
             preexisting: Preexisting::default(),
             undeclared: Vec::new(),
-            knobs: None,
+            knobs: Knobs::default(),
             neighbour: None,
             root_files: root.files,
             resource_types: root.resource_types,
@@ -962,10 +1056,41 @@ concurrent_queue = "p-concurrent"
         assert_eq!(e.resource_types, ["aws_sqs_queue"]);
         assert_eq!(e.region, "us-east-1");
         assert_eq!(
-            e.knobs().unwrap().state_rm_address.to_string(),
+            e.knobs.state_rm_address.as_ref().unwrap().to_string(),
             "aws_sqs_queue.q"
         );
         assert_eq!(names(d.path()), ["e1"]);
+    }
+
+    #[test]
+    fn knobs_left_out_are_derived_and_the_toggles_needing_them_refused() {
+        let bare = &MANIFEST[..MANIFEST.find("[knobs]").unwrap()];
+        let d = estate_dir(bare, "live { estate = \"e1\" }\n");
+        let e = Estate::load(d.path(), "e1").unwrap();
+        assert!(e.knobs.state_rm_address.is_none() && e.knobs.renamed.is_none());
+        assert_eq!(e.scratch_names().concurrent_queue, "gauntlet-e1-concurrent");
+        // Aimed at what the root shows: an object by ARN, a derived block.
+        for t in [Toggle::ColdState, Toggle::ColdMarkers, Toggle::RenameMarker] {
+            assert_eq!(e.unaimed(t), None, "{}", t.name());
+        }
+        // The manifest's other sections still aim theirs.
+        assert_eq!(e.unaimed(Toggle::ColdUndeclared), None);
+        assert_eq!(e.unaimed(Toggle::TeardownUndeclared), None);
+        let breaks = Breaks::new(&[Toggle::ColdMarkers, Toggle::TeardownRemoved], |_| None);
+        let msg = e.check_breaks(&breaks).unwrap_err().to_string();
+        assert!(
+            msg.contains("e1 cannot turn on teardown-removed, which puts back the destroyed parameter knobs.resurrected_parameter names")
+                && !msg.contains("cold-markers"),
+            "{msg}"
+        );
+        assert!(e
+            .check_breaks(&Breaks::new(&[Toggle::ColdMarkers], |_| None))
+            .is_ok());
+
+        let half = format!("{bare}[knobs]\nrenamed_block = \"aws_sqs_queue.q\"\n");
+        let d = estate_dir(&half, "live { estate = \"e1\" }\n");
+        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        assert!(msg.contains("name both or neither"), "{msg}");
     }
 
     #[test]

@@ -58,9 +58,9 @@ enum Cmd {
         #[arg(long = "var-file", value_name = "FILE", requires = "root")]
         var_files: Vec<PathBuf>,
         /// Turn on a BREAK toggle (repeatable); BREAK_<NAME>=1 does the same.
-        /// A toggle tampers with what an estate's manifest names, so a root
-        /// run takes none.
-        #[arg(long = "break", value_name = "NAME", conflicts_with = "root")]
+        /// A root run takes the toggles whose target it derives, and refuses
+        /// those that tamper with what only a manifest names.
+        #[arg(long = "break", value_name = "NAME")]
         breaks: Vec<Toggle>,
         /// Loopback ports for the estate and oracle twins, as A,B; free ones
         /// are chosen when left out.
@@ -175,12 +175,6 @@ fn real_main() -> anyhow::Result<ExitCode> {
             let breaks = Breaks::new(&breaks, |k| std::env::var(k).ok());
             let (estate, from_root) = match root_dir {
                 Some(dir) => {
-                    if !breaks.names().is_empty() {
-                        bail!(
-                            "{} turned on for a root run: a BREAK toggle tampers with what an estate's estate.toml names, and --root has none",
-                            breaks.names().join(", ")
-                        );
-                    }
                     let name = name.unwrap_or_else(|| estate::name_of_root(&dir));
                     (name, Some((dir, estate::RootArgs { vars, var_files })))
                 }

@@ -334,6 +334,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         Some((dir, args)) => Estate::from_root(dir, &opts.estate, args)?,
         None => Estate::load(&opts.estates_dir, &opts.estate)?,
     };
+    estate.check_breaks(&opts.breaks)?;
     record.description = estate.description.clone();
     record.set = estate.set.clone();
     record.lane = estate.lane.clone();
@@ -566,7 +567,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
         record,
         &[
             (StageId::GreenfieldApply, day_two::greenfield),
-            (StageId::StrictProfile, |l, _| strict::strict_profile(l)),
+            (StageId::StrictProfile, strict::strict_profile),
             (
                 StageId::PlanWithNoLocalState,
                 no_local_state::plan_with_no_local_state,
@@ -612,15 +613,11 @@ impl Chain<'_, '_> {
                 set_stage(record, stopped_row(stage, stop_after));
                 continue;
             }
-            if let (None, Some(knobs)) = (&self.lane.estate.knobs, manifest_knobs(stage)) {
-                let why = format!(
-                    "not run: its moves are named by the manifest's {knobs}, and a root run has no estate.toml"
-                );
-                set_stage(record, StageRecord::not_run(stage, &why));
-                continue;
-            }
             if stage == StageId::TwoEstatesOnOneTwin && self.lane.estate.neighbour.is_none() {
-                let why = "not run: the estate declares no [neighbour] in estate.toml";
+                let why = match self.opts.from_root {
+                    Some(_) => "not run: its moves are named by the manifest's [neighbour], and a root run has no estate.toml",
+                    None => "not run: the estate declares no [neighbour] in estate.toml",
+                };
                 set_stage(record, StageRecord::not_run(stage, why));
                 continue;
             }
@@ -642,16 +639,6 @@ impl Chain<'_, '_> {
         }
         Ok(())
     }
-}
-
-/// The knobs of `estate.toml` a stage's own moves need (beyond its BREAK
-/// toggles), for a root run's page; none for the stages that derive
-/// everything from the root.
-fn manifest_knobs(stage: StageId) -> Option<&'static str> {
-    Some(match stage {
-        StageId::TwoEstatesOnOneTwin => "[neighbour]",
-        _ => return None,
-    })
 }
 
 /// The progress line for a stage's verdict; an error carries its detail,

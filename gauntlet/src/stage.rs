@@ -431,7 +431,7 @@ impl Toggle {
                 "deletes one declared parameter out of band before the witness counts"
             }
             Toggle::ColdMarkers => {
-                "stamps one declared queue with a tofu-estate tag before the marker read"
+                "stamps one declared queue (a root run: its first object by ARN with tags) with a tofu-estate tag before the marker read"
             }
             Toggle::ColdUndeclared => {
                 "deletes one undeclared object before the witness looks for it"
@@ -447,25 +447,31 @@ impl Toggle {
                 "migrates a copy of the state holding one more instance, whose object does not exist"
             }
             Toggle::MigrateMarkers => {
-                "removes one queue's tofu-estate tag after migrate, before the read"
+                "removes one queue's (a root run: one object's by ARN) tofu-estate tag after migrate, before the read"
             }
-            Toggle::ReplanEmpty => "changes one parameter's value before the plan",
+            Toggle::ReplanEmpty => {
+                "changes one parameter's value (a root run: tags one object gauntlet-drift) before the plan"
+            }
             Toggle::ReplanIdentities => {
                 "deletes one declared parameter after the plan, before the read"
             }
-            Toggle::NoopChanges => "changes one parameter's value before the apply",
+            Toggle::NoopChanges => {
+                "changes one parameter's value (a root run: tags one object gauntlet-drift) before the apply"
+            }
             Toggle::NoopMarkers => {
                 "stamps a pre-existing queue with the estate's marker before the count"
             }
-            Toggle::DriftSingle => "tampers a second parameter on the estate twin",
+            Toggle::DriftSingle => {
+                "tampers a second parameter (a root run: tags a second object) on the estate twin"
+            }
             Toggle::DriftReconverged => {
-                "tampers the parameter again after the apply, before the read"
+                "tampers the object again after the apply, before the read"
             }
             Toggle::RenameInPlace => {
-                "also changes the renamed queue's name on the estate twin before the plan"
+                "also changes the renamed queue's name (a root run: adds a tag to the renamed block) on the estate twin before the plan"
             }
             Toggle::RenameMarker => {
-                "writes the old tofu-address back on the renamed queue before the read"
+                "writes the old tofu-address back on the renamed object before the read"
             }
             Toggle::ReplacePlan => {
                 "takes the old parameter's address marker and record away before the plan"
@@ -483,32 +489,36 @@ impl Toggle {
             }
             Toggle::ReviewRefused => "leaves the live system as it was before the first apply",
             Toggle::ReviewApplied => "removes the applied tag before the read",
-            Toggle::RemoveDestroy => "keeps the block on the estate twin",
+            Toggle::RemoveDestroy => "keeps the block on the estate twin for the plan and apply",
             Toggle::RemoveUntouched => {
                 "deletes one undeclared object after the apply, before the read"
             }
             Toggle::CountDown => {
                 "puts the destroyed parameter back out of band before the read"
             }
-            Toggle::CountUp => "deletes the created parameter before the read",
+            Toggle::CountUp => {
+                "deletes the created parameter (a root run: takes its object's tofu-address away) before the read"
+            }
             Toggle::TeardownEngine => {
                 "stamps a pre-existing queue with the estate's marker after the engine's destroy"
             }
             Toggle::GreenfieldInventory => {
-                "changes one parameter's value after the apply, before the inventory read"
+                "changes one parameter's value (a root run: tags one object gauntlet-drift) after the apply, before the inventory read"
             }
             Toggle::GreenfieldMarkers => {
-                "removes one queue's tofu-estate tag after the apply, before the read"
+                "removes one queue's (a root run: one object's by ARN) tofu-estate tag after the apply, before the read"
             }
-            Toggle::GreenfieldReplan => "changes one parameter's value before the replans",
+            Toggle::GreenfieldReplan => {
+                "changes one parameter's value (a root run: tags one object gauntlet-drift) before the replans"
+            }
             Toggle::StrictSecrets => "writes secrets = \"allow\" into the strict block",
             Toggle::StrictSilent => {
-                "moves the subscription's record out of the store before the strict plan"
+                "moves the subscription's record (a root run: the store's first) out of the store before the strict plan"
             }
             Toggle::StrictCreate => "writes no_source_create = \"allow\" into the strict block",
             Toggle::StrictMarkers => "writes marker_repair = \"repair\" into the strict block",
             Toggle::NoLocalState => {
-                "removes one queue's tofu-estate tag before the plan in the fresh copy"
+                "removes one queue's (a root run: one object's by ARN) tofu-estate tag before the plan in the fresh copy"
             }
             Toggle::LockTurns => "runs the second apply with -lock=false",
             Toggle::LockBroken => {

@@ -17,7 +17,7 @@ use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
 use crate::process::ProcessError;
 use crate::stage::{Assertion, Breaks, Toggle};
 use crate::substrate::Side;
-use crate::witness::{Inventory, Kind, Witness, WitnessError};
+use crate::witness::{Handle, Inventory, Kind, Witness, WitnessError};
 
 use kit::both_ok;
 
@@ -49,8 +49,6 @@ pub enum StepError {
     },
     #[error("{0}")]
     Knob(String),
-    #[error(transparent)]
-    NoKnobs(#[from] crate::estate::NoKnobs),
     /// A root run's stage found nothing in the root to derive its moves
     /// from: the stage is not run, and the stages after it are.
     #[error("{0}")]
@@ -101,17 +99,22 @@ impl Lane<'_> {
 
     /// The knob a BREAK toggle tampers with, read only when the toggle is
     /// on; empty when it is off, where only that toggle's tamper, which
-    /// then does nothing, uses it. A run without a manifest turns no
-    /// toggle on.
+    /// then does nothing, uses it. A toggle whose knob the manifest leaves
+    /// out is refused before the run (`Estate::unaimed`).
     pub(crate) fn knob<'s>(
         &'s self,
         toggle: Toggle,
-        f: impl FnOnce(&'s Knobs) -> &'s String,
+        f: impl FnOnce(&'s Knobs) -> &'s Option<String>,
     ) -> Result<&'s str, StepError> {
         if !self.breaks.on(toggle) {
             return Ok("");
         }
-        Ok(f(self.estate.knobs()?))
+        f(&self.estate.knobs).as_deref().ok_or_else(|| {
+            StepError::Knob(format!(
+                "{} is on, but the manifest names nothing for it to tamper with",
+                toggle.env()
+            ))
+        })
     }
 }
 
@@ -191,6 +194,19 @@ pub struct ColdOutcome {
     pub oracle_described: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
+/// The state's first object by ARN that carries tags (so the tagging API
+/// lists it), in address order: what a toggle takes where no manifest
+/// names an object.
+pub(crate) fn first_tagged(state: &[StateInstance]) -> Option<&StateInstance> {
+    state
+        .iter()
+        .filter(|i| {
+            let k = Kind::for_type(&i.type_name);
+            k == Kind::Tagged && k.names(i) && !crate::witness::untagged_by_arn(i)
+        })
+        .min_by_key(|i| i.addr.to_string())
+}
+
 pub(crate) fn addresses(state: &[StateInstance]) -> BTreeSet<String> {
     state.iter().map(|i| i.addr.to_string()).collect()
 }
@@ -228,31 +244,48 @@ pub fn cold_deploy(
                     t.witness.put_object(bucket, key, body)?
                 }
                 Undeclared::SqsMessage { queue, body } => t.witness.send_message(queue, body)?,
+                Undeclared::SecurityGroupRule {
+                    group,
+                    cidr,
+                    port,
+                    description,
+                } => t
+                    .witness
+                    .add_ingress_rule(group, cidr, *port, description)?,
             }
         }
         Ok(())
     }))?;
 
     let e = lane.estate_twin();
+    // With no manifest's knobs, the toggles take the state's first object
+    // by ARN carrying tags.
+    let first = || -> Result<StateInstance, StepError> {
+        first_tagged(&e.oracle.state()?)
+            .cloned()
+            .ok_or_else(|| StepError::Knob("the state holds no object by ARN with tags".into()))
+    };
     if breaks.on(Toggle::ColdState) {
-        let addr = estate.knobs()?.state_rm_address.to_string();
+        let addr = match &estate.knobs.state_rm_address {
+            Some(a) => a.to_string(),
+            None => first()?.addr.to_string(),
+        };
         e.oracle.run(clock, &["state", "rm", "-no-color", &addr])?;
     }
     if breaks.on(Toggle::ColdInventory) {
         e.witness
-            .delete_parameter(&estate.knobs()?.missing_parameter)?;
+            .delete_parameter(lane.knob(Toggle::ColdInventory, |k| &k.missing_parameter)?)?;
     }
     if breaks.on(Toggle::ColdMarkers) {
-        e.witness
-            .tag_queue(&estate.knobs()?.stamped_queue, "tofu-estate", &estate.name)?;
+        let h = match &estate.knobs.stamped_queue {
+            Some(q) => Handle::Queue(q.clone()),
+            None => Handle::Object(first()?.values["arn"].as_str().unwrap_or_default().into()),
+        };
+        h.set_tag(&e.witness, "tofu-estate", Some(&estate.name))?;
     }
     if breaks.on(Toggle::ColdUndeclared) {
-        if let Some(Undeclared::S3Object { bucket, key, .. }) = estate
-            .undeclared
-            .iter()
-            .find(|u| matches!(u, Undeclared::S3Object { .. }))
-        {
-            e.witness.delete_object(bucket, key)?;
+        if let Some(u) = estate.undeclared.iter().find_map(Undeclared::taken_away) {
+            take_undeclared(&e.witness, u)?;
         }
     }
 
@@ -557,6 +590,9 @@ pub(crate) fn undeclared_summary(u: &[Undeclared]) -> String {
         let what = match x {
             Undeclared::S3Object { bucket, .. } => format!("object(s) in bucket {bucket}"),
             Undeclared::SqsMessage { queue, .. } => format!("message(s) in queue {queue}"),
+            Undeclared::SecurityGroupRule { group, .. } => {
+                format!("ingress rule(s) on security group {group}")
+            }
         };
         match parts.iter_mut().find(|(w, _)| *w == what) {
             Some((_, n)) => *n += 1,
@@ -568,6 +604,49 @@ pub(crate) fn undeclared_summary(u: &[Undeclared]) -> String {
         .map(|(w, n)| format!("{n} {w}"))
         .collect::<Vec<_>>()
         .join(" and ")
+}
+
+/// An undeclared object deleted out of band, keeping what puts it back: an
+/// S3 object's delete marker in a versioned bucket.
+pub(crate) fn take_undeclared(w: &Witness, u: &Undeclared) -> Result<Option<String>, StepError> {
+    Ok(match u {
+        Undeclared::S3Object { bucket, key, .. } => w.delete_object(bucket, key)?,
+        Undeclared::SecurityGroupRule {
+            group, cidr, port, ..
+        } => {
+            w.remove_ingress_rule(group, cidr, *port)?;
+            None
+        }
+        Undeclared::SqsMessage { .. } => None,
+    })
+}
+
+/// Put back what [`take_undeclared`] took. In a versioned bucket that means
+/// removing the delete marker: a bucket left holding one makes the aws
+/// provider's force_destroy loop forever against moto, for stock terraform
+/// as for the engine.
+pub(crate) fn put_back_undeclared(
+    w: &Witness,
+    u: &Undeclared,
+    delete_marker: Option<String>,
+) -> Result<(), StepError> {
+    match (u, &delete_marker) {
+        (Undeclared::S3Object { bucket, key, .. }, Some(marker)) => {
+            w.delete_version(bucket, key, marker)?
+        }
+        (Undeclared::S3Object { bucket, key, body }, None) => w.put_object(bucket, key, body)?,
+        (
+            Undeclared::SecurityGroupRule {
+                group,
+                cidr,
+                port,
+                description,
+            },
+            _,
+        ) => w.add_ingress_rule(group, cidr, *port, description)?,
+        (Undeclared::SqsMessage { .. }, _) => {}
+    }
+    Ok(())
 }
 
 /// The undeclared objects the witness cannot find on a twin.
@@ -582,6 +661,13 @@ pub(crate) fn missing_undeclared(
             Undeclared::S3Object { bucket, key, .. } => {
                 let keys = w.object_keys(bucket)?.unwrap_or_default();
                 if !keys.contains(key) {
+                    missing.push(u.to_string());
+                }
+            }
+            Undeclared::SecurityGroupRule {
+                group, cidr, port, ..
+            } => {
+                if w.ingress_rule(group, cidr, *port)?.is_none() {
                     missing.push(u.to_string());
                 }
             }
@@ -643,12 +729,14 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
     let engine_applied = engine_applied.transpose()?;
 
     if breaks.on(Toggle::TeardownRemoved) {
-        o.witness
-            .put_parameter(&estate.knobs()?.resurrected_parameter, "resurrected")?;
+        o.witness.put_parameter(
+            lane.knob(Toggle::TeardownRemoved, |k| &k.resurrected_parameter)?,
+            "resurrected",
+        )?;
     }
     if breaks.on(Toggle::TeardownSurvivors) {
         o.witness
-            .delete_queue(&estate.knobs()?.lost_preexisting_queue)?;
+            .delete_queue(lane.knob(Toggle::TeardownSurvivors, |k| &k.lost_preexisting_queue)?)?;
     }
 
     clock.say("Teardown: reading the oracle twin back with the AWS CLI");
@@ -757,6 +845,11 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
                     problems.push(format!("queue {queue} is still there with {n} messages"));
                 }
             }
+            Undeclared::SecurityGroupRule { group, .. } => {
+                if o.witness.security_group_id(group)?.is_some() {
+                    problems.push(format!("security group {group} holding {u} is still there"));
+                }
+            }
         }
     }
     problems.dedup();
@@ -767,7 +860,7 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
             "nothing to read back: the estate names no object the running system writes".to_owned()
         } else if problems.is_empty() {
             format!(
-                "the {} went with their parents (force_destroy empties the bucket; a queue's messages go with it), as stock handles them",
+                "the {} went with their parents (force_destroy empties a bucket; a queue's messages and a security group's rules go with it), as stock handles them",
                 undeclared_summary(&estate.undeclared)
             )
         } else {

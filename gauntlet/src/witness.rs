@@ -22,6 +22,8 @@ use crate::substrate::Side;
 pub mod reads;
 mod tamper;
 
+pub use tamper::Handle;
+
 use reads::Read;
 
 /// How many objects `Witness::describe` reads side by side.
@@ -865,6 +867,49 @@ impl Witness {
             &["NoSuchBucket"],
         )?;
         Ok(v.map(|v| strings(&v["Contents"], Some("Key"))))
+    }
+
+    /// A security group's id, by its name; `None` when there is none.
+    pub fn security_group_id(&self, name: &str) -> Result<Option<String>, WitnessError> {
+        let v = self.call(&[
+            "ec2",
+            "describe-security-groups",
+            "--filters",
+            &format!("Name=group-name,Values={name}"),
+        ])?;
+        Ok(v["SecurityGroups"][0]["GroupId"]
+            .as_str()
+            .map(str::to_owned))
+    }
+
+    /// The id of a security group's TCP ingress rule on `port` from
+    /// `cidr`; `None` when the group or the rule is gone.
+    pub fn ingress_rule(
+        &self,
+        group: &str,
+        cidr: &str,
+        port: u16,
+    ) -> Result<Option<String>, WitnessError> {
+        let Some(id) = self.security_group_id(group)? else {
+            return Ok(None);
+        };
+        let v = self.call(&[
+            "ec2",
+            "describe-security-group-rules",
+            "--filters",
+            &format!("Name=group-id,Values={id}"),
+        ])?;
+        Ok(v["SecurityGroupRules"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| {
+                r["IsEgress"] == false
+                    && r["IpProtocol"] == "tcp"
+                    && r["FromPort"] == port
+                    && r["CidrIpv4"] == cidr
+            })
+            .and_then(|r| r["SecurityGroupRuleId"].as_str().map(str::to_owned)))
     }
 
     /// Messages waiting in a queue, or `None` if the queue is gone.

@@ -21,13 +21,19 @@ use crate::estate::Undeclared;
 use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
-use crate::witness::{arn_class, differences, normalised, Inventory, Kind, MarkerHit, Witness};
+use crate::witness::{
+    arn_class, differences, normalised, Handle, Inventory, Kind, MarkerHit, Witness,
+};
 
 use super::kit::{
-    both_apply, both_ok, both_plans, describe, edit_root, io, overwrite, same_as_stock,
-    side_by_side, take_away, tampered, verdict, ADDRESS_KEY, ESTATE_KEY,
+    both_apply, both_ok, both_plans, describe, disturb, edit_root, io, marked_objects, retag,
+    same_as_stock, side_by_side, take_away, tampered, unstamp, verdict, ADDRESS_KEY, DRIFT_TAG,
+    ESTATE_KEY,
 };
-use super::{missing_undeclared, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
+use super::{
+    missing_undeclared, put_back_undeclared, take_undeclared, ColdOutcome, Lane, StageOutput,
+    StagePlan, StepError, TwinView,
+};
 
 /// The state instance of a parameter, by its name.
 fn parameter<'a>(state: &'a [StateInstance], name: &str) -> Result<&'a StateInstance, StepError> {
@@ -166,21 +172,32 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
     let e = lane.estate_twin();
     let mut state_path = e.oracle.state_file();
     if breaks.on(Toggle::MigrateCounts) {
-        state_path = phantom_state(
-            &state_path,
-            &estate.knobs()?.phantom_parameter,
-            &cold.estate_state,
-        )?;
+        // The manifest's parameter name, or an object by ARN's id with a
+        // suffix.
+        let phantom = &estate.knobs.phantom_parameter;
+        let model = match phantom {
+            Some(_) => cold
+                .estate_state
+                .iter()
+                .find(|i| i.type_name == "aws_ssm_parameter"),
+            None => super::first_tagged(&cold.estate_state),
+        }
+        .ok_or_else(|| StepError::Knob("the state holds no object to copy".into()))?;
+        let old = match phantom {
+            Some(_) => model.values["name"].as_str(),
+            None => model.values["id"].as_str(),
+        }
+        .unwrap_or_default();
+        let new = match phantom {
+            Some(p) => p.clone(),
+            None => format!("{old}-phantom"),
+        };
+        state_path = phantom_state(&state_path, model, old, &new)?;
     }
     clock.say("Migrate: choudoufu migrate on the estate twin");
     let (m, out) = lane.engine.migrate(clock, &state_path)?;
 
-    let queue = lane.knob(Toggle::MigrateMarkers, |k| &k.stamped_queue)?;
-    let tamper = lane.tamper(
-        Toggle::MigrateMarkers,
-        || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
-        |()| Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
-    )?;
+    let tamper = unstamp(lane, Toggle::MigrateMarkers)?;
     clock.say("Migrate: reading the markers back with the AWS CLI");
     let live = e.witness.inventory(&lane.kinds)?;
     let hits = e.witness.markers(&live)?;
@@ -280,44 +297,47 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
     })
 }
 
-/// A copy of the state beside it holding one more instance: a copy of the
-/// first parameter instance, renamed to `phantom`, which does not exist.
+/// A copy of the state at `path` holding one more instance, whose object
+/// does not exist: a copy of `model`'s block's first instance with `old`
+/// (its identity) replaced by `new` in its id, name and ARN, keyed 99 in
+/// a counted block, or as a block of its own (`<name>_phantom`).
 fn phantom_state(
     path: &Path,
-    phantom: &str,
-    state: &[StateInstance],
+    model: &StateInstance,
+    old: &str,
+    new: &str,
 ) -> Result<std::path::PathBuf, StepError> {
     let text = fs::read_to_string(path).map_err(io(path))?;
     let mut v: Value = serde_json::from_str(&text)
         .map_err(|e| StepError::Knob(format!("{}: {e}", path.display())))?;
-    let model = state
-        .iter()
-        .find(|i| i.type_name == "aws_ssm_parameter")
-        .ok_or_else(|| StepError::Knob("the state holds no aws_ssm_parameter to copy".into()))?;
     let resources = v["resources"]
         .as_array_mut()
         .ok_or_else(|| StepError::Knob(format!("{}: no resources array", path.display())))?;
     let r = resources
-        .iter_mut()
+        .iter()
         .find(|r| r["type"] == model.addr.type_name && r["name"] == model.addr.name)
         .ok_or_else(|| StepError::Knob(format!("{}: no {}", path.display(), model.addr)))?;
-    let instances = r["instances"]
-        .as_array_mut()
-        .ok_or_else(|| StepError::Knob(format!("{}: no instances", path.display())))?;
-    let mut copy = instances[0].clone();
-    let old = model.values["name"].as_str().unwrap_or("").to_owned();
-    copy["index_key"] = if copy["index_key"].is_null() {
-        Value::Null
+    let mut copy = r["instances"][0].clone();
+    for k in ["id", "name", "arn"] {
+        if let Some(a) = copy["attributes"][k].as_str() {
+            copy["attributes"][k] = Value::from(a.replace(old, new));
+        }
+    }
+    if copy["index_key"].is_null() {
+        let mut block = r.clone();
+        block["name"] = Value::from(format!("{}_phantom", model.addr.name));
+        block["instances"] = Value::from(vec![copy]);
+        resources.push(block);
     } else {
-        Value::from(99)
-    };
-    for k in ["id", "name"] {
-        copy["attributes"][k] = Value::from(phantom);
+        copy["index_key"] = Value::from(99);
+        let i = resources
+            .iter()
+            .position(|r| r["type"] == model.addr.type_name && r["name"] == model.addr.name)
+            .unwrap_or_default();
+        if let Some(instances) = resources[i]["instances"].as_array_mut() {
+            instances.push(copy);
+        }
     }
-    if let Some(arn) = copy["attributes"]["arn"].as_str() {
-        copy["attributes"]["arn"] = Value::from(arn.replace(&old, phantom));
-    }
-    instances.push(copy);
     let to = path.with_file_name("phantom.tfstate");
     fs::write(&to, v.to_string()).map_err(io(&to))?;
     Ok(to)
@@ -333,8 +353,13 @@ pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
             fs::remove_file(&p).map_err(io(&p))?;
         }
     }
-    let drift = lane.knob(Toggle::ReplanEmpty, |k| &k.drift_parameter)?;
-    let tamper = overwrite(lane, Toggle::ReplanEmpty, drift, "before-replan")?;
+    let tamper = disturb(
+        lane,
+        Toggle::ReplanEmpty,
+        |k| &k.drift_parameter,
+        "before-replan",
+        None,
+    )?;
     clock.say("Replan from nothing: choudoufu plan with no terraform.tfstate");
     let plan = lane.engine.plan(clock, &[])?;
     tamper.restore()?;
@@ -390,20 +415,21 @@ pub fn replan(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
 pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
     let before = marked(
         &e.witness.markers(&e.witness.inventory(&lane.kinds)?)?,
         &estate.name,
     );
-    if breaks.on(Toggle::NoopChanges) {
-        e.witness.overwrite_parameter(
-            &estate.knobs()?.second_drift_parameter,
-            &tampered("before-apply"),
-        )?;
-    }
+    let changed = disturb(
+        lane,
+        Toggle::NoopChanges,
+        |k| &k.second_drift_parameter,
+        "before-apply",
+        None,
+    )?;
     clock.say("No-op apply: choudoufu apply -auto-approve");
     let (applied, _) = lane.engine.apply(clock, false)?;
+    changed.keep();
     let queue = lane.knob(Toggle::NoopMarkers, |k| &k.lost_preexisting_queue)?;
     let tamper = lane.tamper(
         Toggle::NoopMarkers,
@@ -458,14 +484,11 @@ pub fn noop_apply(lane: &Lane) -> Result<StageOutput, StepError> {
 
 /// Drift and reconverge: one parameter tampered on both twins.
 pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
-    if lane.estate.knobs.is_none() {
+    let Some(name) = &lane.estate.knobs.drift_parameter else {
         return drift_tag(lane, cold);
-    }
+    };
     let clock = lane.clock;
-    let estate = lane.estate;
-    let breaks = lane.breaks;
     let e = lane.estate_twin();
-    let name = &estate.knobs()?.drift_parameter;
     let inst = parameter(&cold.estate_state, name)?;
     let configured = inst.values["value"].as_str().unwrap_or("").to_owned();
     clock.say(&format!(
@@ -475,14 +498,18 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
         t.witness.overwrite_parameter(name, &tampered("drift"))?;
         Ok(())
     }))?;
-    if breaks.on(Toggle::DriftSingle) {
-        e.witness
-            .overwrite_parameter(&estate.knobs()?.second_drift_parameter, &tampered("drift"))?;
-    }
+    let second = disturb(
+        lane,
+        Toggle::DriftSingle,
+        |k| &k.second_drift_parameter,
+        "drift",
+        None,
+    )?;
     let (ep, sp) = both_plans(lane, "drift.tfplan")?;
     let want = [(inst.addr.to_string(), Action::Update)];
     let mut single = same_as_stock(&ep, &sp, &want);
     let applied = both_apply(lane, "drift.tfplan")?;
+    second.keep();
     let one = Applied {
         changed: 1,
         ..Applied::default()
@@ -531,11 +558,8 @@ pub fn drift(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
     })
 }
 
-/// The tag Drift and reconverge sets out of band in a root run.
-const DRIFT_TAG: &str = "gauntlet-drift";
-
-/// Drift and reconverge in a root run, with no manifest to name what to
-/// change: a tag no configuration names, set through the tagging API on
+/// Drift and reconverge where the manifest names no parameter to change
+/// (a root run names none): a tag no configuration names, set through the tagging API on
 /// both twins on one object by ARN (the first by address of those the
 /// tagging API lists). Stock and the engine must plan the same one
 /// in-place update; after both apply, the tag is gone and the next plan is
@@ -577,10 +601,18 @@ fn drift_tag(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
             .tag_object(&arns[t.side as usize], DRIFT_TAG, &tampered("drift"))?;
         Ok(())
     }))?;
+    let second = disturb(
+        lane,
+        Toggle::DriftSingle,
+        |k| &k.second_drift_parameter,
+        "drift",
+        Some(&arns[Side::Estate as usize]),
+    )?;
     let (ep, sp) = both_plans(lane, "drift.tfplan")?;
     let want = [(addr.clone(), Action::Update)];
     let single = same_as_stock(&ep, &sp, &want);
     let applied = both_apply(lane, "drift.tfplan")?;
+    second.keep();
     let one = Applied {
         changed: 1,
         ..Applied::default()
@@ -592,8 +624,18 @@ fn drift_tag(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> 
             Err(format!("{s}, but apply: {applied}"))
         }
     });
-    let tags = e.witness.object_tags(&arns[Side::Estate as usize])?;
+    let drifted = Handle::Object(arns[Side::Estate as usize].clone());
+    let tamper = retag(
+        lane,
+        Toggle::DriftReconverged,
+        || Ok(drifted.clone()),
+        DRIFT_TAG,
+        Some(tampered("again")),
+        None,
+    )?;
+    let tags = drifted.tags(&e.witness)?;
     let replan = lane.engine.plan(clock, &[])?;
+    tamper.restore()?;
     let left = tags.as_ref().and_then(|t| t.get(DRIFT_TAG));
     let reconverged = tags.is_some() && left.is_none() && replan.is_empty();
     let out = vec![
@@ -637,8 +679,8 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let e = lane.estate_twin();
     // A root run removes the last qualifying block still declared under
     // its cold address: Rename moved the first.
-    let block = &match &estate.knobs {
-        Some(k) => k.removed_block.clone(),
+    let block = &match &estate.knobs.removed_block {
+        Some(b) => b.clone(),
         None => super::derive::single_blocks(lane, cold, false)?
             .last()
             .map(|i| i.addr.clone())
@@ -682,28 +724,16 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let mut destroy = same_as_stock(&ep, &sp, &want);
     let applied = both_apply(lane, "remove.tfplan")?;
 
-    let undeclared_s3 = estate.undeclared.iter().find_map(|u| match u {
-        Undeclared::S3Object { bucket, key, body } => Some((bucket, key, body)),
-        _ => None,
-    });
+    let taken = estate.undeclared.iter().find_map(Undeclared::taken_away);
     let tamper = lane.tamper(
         Toggle::RemoveUntouched,
-        || match undeclared_s3 {
-            Some((b, k, _)) => Ok(e.witness.delete_object(b, k)?),
+        || match taken {
+            Some(u) => take_undeclared(&e.witness, u),
             None => Ok(None),
         },
-        // Put the object back as it was. In a versioned bucket that means
-        // removing the delete marker: a bucket left holding one makes the
-        // aws provider's force_destroy loop forever against moto, for stock
-        // terraform as for the engine.
-        |delete_marker| {
-            if let Some((b, k, body)) = undeclared_s3 {
-                match &delete_marker {
-                    Some(marker) => e.witness.delete_version(b, k, marker)?,
-                    None => e.witness.put_object(b, k, body)?,
-                }
-            }
-            Ok(())
+        |held| match taken {
+            Some(u) => put_back_undeclared(&e.witness, u, held),
+            None => Ok(()),
         },
     )?;
     let after = e.witness.inventory(&lane.kinds)?;
@@ -715,13 +745,14 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
         edit_root(&e.oracle.dir, |s| {
             edit::remove_block(s, &block.type_name, &block.name)
         })?;
-        if kind != Kind::Parameter {
-            return Err(StepError::Knob(format!(
-                "BREAK_REMOVE_DESTROY puts the estate twin back by deleting the object with the AWS CLI, which it does for an aws_ssm_parameter only, not {}",
-                block.type_name
-            )));
+        // A parameter is deleted with the AWS CLI; any other object is
+        // left to the engine's next apply, which finds it by its markers
+        // with no block declaring it.
+        if kind == Kind::Parameter {
+            e.witness.delete_parameter(&id)?;
+        } else {
+            lane.engine.apply(clock, false)?;
         }
-        e.witness.delete_parameter(&id)?;
     }
 
     let gone = !after.contains(kind, &id);
@@ -815,8 +846,8 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let clock = lane.clock;
     let estate = lane.estate;
     let e = lane.estate_twin();
-    let block = &match &estate.knobs {
-        Some(k) => k.count_block.clone(),
+    let block = &match &estate.knobs.count_block {
+        Some(b) => b.clone(),
         None => super::derive::counted_block(lane, cold)?.ok_or_else(|| {
             StepError::NotDerived(
                 "no block of the root's own folder has a count argument, objects the tagging API lists and nothing else referring to it".into(),
@@ -907,7 +938,27 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let (ep_up, sp_up) = both_plans(lane, "count-up.tfplan")?;
     let mut up = same_as_stock(&ep_up, &sp_up, &[(top_addr.clone(), Action::Create)]);
     let applied = both_apply(lane, "count-up.tfplan")?;
-    let tamper = take_away(lane, Toggle::CountUp, &top_id)?;
+    // A parameter is deleted (and put back); an object by ARN, which comes
+    // back with a new ARN, loses the address marker it is found by.
+    let tamper = match kind {
+        Kind::Tagged => retag(
+            lane,
+            Toggle::CountUp,
+            || {
+                marked_objects(lane)?
+                    .into_iter()
+                    .find(|(a, _)| *a == top_addr)
+                    .map(|(_, arn)| Handle::Object(arn))
+                    .ok_or_else(|| {
+                        StepError::Knob(format!("no object carries {ADDRESS_KEY}={top_addr}"))
+                    })
+            },
+            ADDRESS_KEY,
+            None,
+            Some(top_addr.clone()),
+        )?,
+        _ => take_away(lane, Toggle::CountUp, &top_id)?,
+    };
     let live = e.witness.inventory(&lane.kinds)?;
     // An object by ARN comes back with a new ARN: it is found by its
     // address marker.
@@ -1053,22 +1104,27 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     let (applied, _) = lane.engine.apply(clock, false)?;
     let records = lane.engine.records(&estate.name).len();
 
-    let drift = lane.knob(Toggle::GreenfieldReplan, |k| &k.drift_parameter)?;
-    let tamper = overwrite(lane, Toggle::GreenfieldReplan, drift, "before-replan")?;
+    let tamper = disturb(
+        lane,
+        Toggle::GreenfieldReplan,
+        |k| &k.drift_parameter,
+        "before-replan",
+        None,
+    )?;
     let (with, without) = side_by_side(
         || lane.engine.plan(clock, &[]),
         || lane.engine.plan(clock, &["-no-records"]),
     );
     let (with, without) = (with?, without?);
     tamper.restore()?;
-    let second = lane.knob(Toggle::GreenfieldInventory, |k| &k.second_drift_parameter)?;
-    let inventory = overwrite(lane, Toggle::GreenfieldInventory, second, "after-apply")?;
-    let queue = lane.knob(Toggle::GreenfieldMarkers, |k| &k.stamped_queue)?;
-    let markers = lane.tamper(
-        Toggle::GreenfieldMarkers,
-        || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
-        |()| Ok(e.witness.tag_queue(queue, ESTATE_KEY, &estate.name)?),
+    let inventory = disturb(
+        lane,
+        Toggle::GreenfieldInventory,
+        |k| &k.second_drift_parameter,
+        "after-apply",
+        None,
     )?;
+    let markers = unstamp(lane, Toggle::GreenfieldMarkers)?;
     clock.say("Greenfield apply: reading the estate twin back with the AWS CLI");
     let live = e.witness.inventory(&lane.kinds)?;
     let described: std::collections::BTreeMap<String, Value> = e

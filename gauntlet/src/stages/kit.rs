@@ -13,16 +13,18 @@
 //!   so that the read it falsifies is the only thing that sees it and the
 //!   stages after it start where a clean run would.
 
+use std::collections::BTreeSet;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::thread;
 
 use crate::choudoufu::{Action, Applied, EnginePlan};
+use crate::estate::Knobs;
 use crate::oracle::Plan;
 use crate::process;
 use crate::stage::{Assertion, Breaks, Toggle};
 use crate::substrate::both_sides;
-use crate::witness::Witness;
+use crate::witness::{Handle, Kind, Witness};
 
 use super::{Lane, StepError, TwinView};
 
@@ -30,6 +32,9 @@ use super::{Lane, StepError, TwinView};
 /// the address of the block that made it.
 pub(super) const ESTATE_KEY: &str = "tofu-estate";
 pub(super) const ADDRESS_KEY: &str = "tofu-address";
+/// The tag a toggle or Drift sets out of band where no manifest names a
+/// parameter to change: no configuration names it.
+pub(super) const DRIFT_TAG: &str = "gauntlet-drift";
 
 // Side by side.
 
@@ -104,7 +109,15 @@ pub(super) fn remove_both(lane: &Lane, file: &str) -> Result<(), StepError> {
 /// Each `.tf` file of a twin's working copy, edited by `f` where it applies;
 /// false when no file held what `f` looks for.
 pub(super) fn edit_root(dir: &Path, f: impl Fn(&str) -> Option<String>) -> Result<bool, StepError> {
-    let mut done = false;
+    Ok(!edit_root_saving(dir, f)?.is_empty())
+}
+
+/// [`edit_root`], returning each changed file as it was, for [`put_back`].
+pub(super) fn edit_root_saving(
+    dir: &Path,
+    f: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(PathBuf, String)>, StepError> {
+    let mut saved = Vec::new();
     let mut files: Vec<_> = fs::read_dir(dir)
         .map_err(io(dir))?
         .flatten()
@@ -116,10 +129,18 @@ pub(super) fn edit_root(dir: &Path, f: impl Fn(&str) -> Option<String>) -> Resul
         let text = fs::read_to_string(&p).map_err(io(&p))?;
         if let Some(new) = f(&text) {
             fs::write(&p, new).map_err(io(&p))?;
-            done = true;
+            saved.push((p, text));
         }
     }
-    Ok(done)
+    Ok(saved)
+}
+
+/// Files written back as [`edit_root_saving`] found them.
+pub(super) fn put_back(saved: Vec<(PathBuf, String)>) -> Result<(), StepError> {
+    for (p, text) in saved {
+        fs::write(&p, text).map_err(io(&p))?;
+    }
+    Ok(())
 }
 
 /// A file operation's error, naming the file.
@@ -237,6 +258,11 @@ impl<'l> Tamper<'l> {
         })
     }
 
+    /// Keep the tamper: what comes after it puts the object back.
+    pub(super) fn keep(mut self) {
+        self.undo = None;
+    }
+
     /// Undo the tamper, if there was one.
     pub(super) fn restore(mut self) -> Result<(), StepError> {
         match self.undo.take() {
@@ -292,6 +318,124 @@ pub(super) fn take_away<'l>(
         || take_parameter(w, name),
         move |saved| put_back_parameter(w, name, &saved),
     )
+}
+
+/// The estate twin's objects by ARN carrying this estate's markers now, as
+/// (address, ARN) in address order: what a toggle tampers with where no
+/// manifest names an object.
+pub(crate) fn marked_objects(lane: &Lane) -> Result<Vec<(String, String)>, StepError> {
+    let e = lane.estate_twin();
+    let hits = e.witness.markers(&e.witness.inventory(&lane.kinds)?)?;
+    let by_arn = |key: &'static str| {
+        hits.iter()
+            .filter(move |h| h.key == key)
+            .filter_map(|h| match &h.at {
+                Some((Kind::Tagged, arn)) => Some((arn.clone(), h.value.clone())),
+                _ => None,
+            })
+    };
+    let own: BTreeSet<String> = by_arn(ESTATE_KEY)
+        .filter(|(_, estate)| *estate == lane.estate.name)
+        .map(|(arn, _)| arn)
+        .collect();
+    let mut out: Vec<(String, String)> = by_arn(ADDRESS_KEY)
+        .filter(|(arn, _)| own.contains(arn))
+        .map(|(arn, address)| (address, arn))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+impl Lane<'_> {
+    /// The object a toggle tampers with by its tags: the manifest's, or
+    /// where it names none the first object by ARN carrying this estate's
+    /// markers that is not `skip`. Called only by a tamper, which runs only
+    /// when its toggle is on.
+    pub(crate) fn target(
+        &self,
+        manifest: impl FnOnce(&Knobs) -> Option<Handle>,
+        skip: Option<&str>,
+    ) -> Result<Handle, StepError> {
+        match manifest(&self.estate.knobs) {
+            Some(h) => Ok(h),
+            None => marked_object(self, skip),
+        }
+    }
+}
+
+/// The first object by ARN carrying this estate's markers that is not
+/// `skip`.
+fn marked_object(lane: &Lane, skip: Option<&str>) -> Result<Handle, StepError> {
+    marked_objects(lane)?
+        .into_iter()
+        .find(|(_, arn)| Some(arn.as_str()) != skip)
+        .map(|(_, arn)| Handle::Object(arn))
+        .ok_or_else(|| {
+            StepError::NotDerived(
+                "no object by ARN carries this estate's markers, so none can be tampered with"
+                    .into(),
+            )
+        })
+}
+
+/// Under `toggle`, the tag `key` set to `during` (taken off with `None`)
+/// on the estate twin's object `target` picks, and set to `after` on
+/// restore.
+pub(super) fn retag<'l>(
+    lane: &'l Lane,
+    toggle: Toggle,
+    target: impl FnOnce() -> Result<Handle, StepError>,
+    key: &'l str,
+    during: Option<String>,
+    after: Option<String>,
+) -> Result<Tamper<'l>, StepError> {
+    let w = &lane.estate_twin().witness;
+    lane.tamper(
+        toggle,
+        || {
+            let h = target()?;
+            h.set_tag(w, key, during.as_deref())?;
+            Ok(h)
+        },
+        move |h| Ok(h.set_tag(w, key, after.as_deref())?),
+    )
+}
+
+/// Under `toggle`, the estate marker taken off the manifest's stamped
+/// queue, or an object by ARN carrying it, and put back on restore.
+pub(super) fn unstamp<'l>(lane: &'l Lane, toggle: Toggle) -> Result<Tamper<'l>, StepError> {
+    retag(
+        lane,
+        toggle,
+        || lane.target(|k| k.stamped_queue.clone().map(Handle::Queue), None),
+        ESTATE_KEY,
+        None,
+        Some(lane.estate.name.clone()),
+    )
+}
+
+/// Under `toggle`, one object of the estate twin changed out of band and
+/// put back on restore: the manifest's parameter (`param`) overwritten, or
+/// where there is none an object by ARN carrying this estate's markers
+/// (not `skip`) given a tag no configuration names.
+pub(super) fn disturb<'l>(
+    lane: &'l Lane,
+    toggle: Toggle,
+    param: impl FnOnce(&'l Knobs) -> &'l Option<String>,
+    what: &str,
+    skip: Option<&str>,
+) -> Result<Tamper<'l>, StepError> {
+    match param(&lane.estate.knobs) {
+        Some(name) => overwrite(lane, toggle, name, what),
+        None => retag(
+            lane,
+            toggle,
+            || marked_object(lane, skip),
+            DRIFT_TAG,
+            Some(tampered(what)),
+            None,
+        ),
+    }
 }
 
 /// A value no configuration holds, naming the move that wrote it.

@@ -172,7 +172,12 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
     };
 
     // A block of the neighbour's naming one of this estate's whole objects.
-    let taken_queue = &lane.estate.knobs()?.stamped_queue;
+    let taken_queue = lane
+        .estate
+        .knobs
+        .stamped_queue
+        .as_deref()
+        .ok_or_else(|| StepError::Knob("[neighbour] needs knobs.stamped_queue".into()))?;
     clock.say(&format!(
         "Two estates on one twin: a block of {} naming {estate}'s queue {taken_queue}",
         n.estate

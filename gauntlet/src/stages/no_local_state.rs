@@ -17,7 +17,7 @@ use std::time::Instant;
 use crate::choudoufu::Action;
 use crate::stage::Toggle;
 
-use super::kit::{io, verdict, ESTATE_KEY};
+use super::kit::{io, verdict};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 /// Whether a line of moto's log is a request it served:
@@ -51,12 +51,7 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
     let fresh = lane
         .engine
         .fresh_copy(clock, &lane.engine.beside_path("fresh-clone"))?;
-    let queue = lane.knob(Toggle::NoLocalState, |k| &k.stamped_queue)?;
-    let tamper = lane.tamper(
-        Toggle::NoLocalState,
-        || Ok(e.witness.untag_queue(queue, ESTATE_KEY)?),
-        |()| Ok(e.witness.tag_queue(queue, ESTATE_KEY, estate)?),
-    )?;
+    let tamper = super::kit::unstamp(lane, Toggle::NoLocalState)?;
     clock.say("Plan with no local state: choudoufu plan in a fresh copy of the root");
     let before = requests(&e.moto_log)?;
     let started = Instant::now();

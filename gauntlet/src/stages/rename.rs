@@ -13,8 +13,12 @@ use crate::edit;
 use crate::oracle::Plan;
 use crate::stage::Toggle;
 use crate::substrate::Side;
+use crate::witness::Handle;
 
-use super::kit::{both_apply, both_plans, edit_root, verdict, ADDRESS_KEY, ESTATE_KEY};
+use super::kit::{
+    both_apply, both_plans, edit_root, edit_root_saving, put_back, retag, verdict, ADDRESS_KEY,
+    ESTATE_KEY,
+};
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
 /// The lines of the engine's plan for `addr` that change something, other
@@ -61,8 +65,9 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     let clock = lane.clock;
     let estate = lane.estate;
     let e = lane.estate_twin();
-    let (from, to) = match &estate.knobs {
-        Some(k) => (k.renamed_block.clone(), k.renamed_to.clone()),
+    let named = estate.knobs.renamed.is_some();
+    let (from, to) = match &estate.knobs.renamed {
+        Some(pair) => pair.clone(),
         None => {
             let from = super::derive::single_blocks(lane, cold, false)?
                 .first()
@@ -89,9 +94,9 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     // The object whose address marker moves: the manifest's queue, or the
     // derived block's object by ARN.
     let arn = inst.values["arn"].as_str().unwrap_or_default().to_owned();
-    let object = match &estate.knobs {
-        Some(_) => format!("queue {queue}"),
-        None => arn.clone(),
+    let object = match named {
+        true => format!("queue {queue}"),
+        false => arn.clone(),
     };
 
     clock.say(&format!(
@@ -116,15 +121,20 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
         }
         Ok(())
     }))?;
-    let set_name = |name: &str| {
-        edit_root(&e.oracle.dir, |s| {
-            edit::set_attribute(s, &to.type_name, &to.name, "name", |_| format!("{name:?}"))
-        })
-    };
+    // The manifest's queue is renamed too (an identity change, so a
+    // replacement); a block of a root with no manifest's knobs gains a tag
+    // (an update beyond the marker).
     let tamper = lane.tamper(
         Toggle::RenameInPlace,
-        || set_name(&format!("{queue}-renamed")),
-        |_| set_name(&queue).map(drop),
+        || {
+            edit_root_saving(&e.oracle.dir, |s| match named {
+                true => edit::set_attribute(s, &to.type_name, &to.name, "name", |_| {
+                    format!("{:?}", format!("{queue}-renamed"))
+                }),
+                false => edit::add_tag(s, &to.type_name, &to.name, "gauntlet-rename", "tampered"),
+            })
+        },
+        put_back,
     )?;
     let (ep, sp) = both_plans(lane, "rename.tfplan")?;
     tamper.restore()?;
@@ -174,15 +184,19 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     };
 
     // The same queue, now carrying the new address, and nothing left to do.
-    let tamper = lane.tamper(
-        Toggle::RenameMarker,
-        || Ok(e.witness.tag_queue(&queue, ADDRESS_KEY, &from_s)?),
-        |()| Ok(e.witness.tag_queue(&queue, ADDRESS_KEY, &to_s)?),
-    )?;
-    let tags = match &estate.knobs {
-        Some(_) => e.witness.queue_tags(&queue)?,
-        None => e.witness.object_tags(&arn)?,
+    let handle = match named {
+        true => Handle::Queue(queue.clone()),
+        false => Handle::Object(arn.clone()),
     };
+    let tamper = retag(
+        lane,
+        Toggle::RenameMarker,
+        || Ok(handle.clone()),
+        ADDRESS_KEY,
+        Some(from_s.clone()),
+        Some(to_s.clone()),
+    )?;
+    let tags = handle.tags(&e.witness)?;
     tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
     let marker = match &tags {
@@ -216,11 +230,11 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
             verdict(Toggle::RenameInPlace, churn),
             verdict(Toggle::RenameMarker, marker),
         ],
-        summary: match &estate.knobs {
-            Some(_) => format!(
+        summary: match named {
+            true => format!(
                 "moved block: {from} -> {to} on both twins, its one reference renamed too"
             ),
-            None => format!(
+            false => format!(
                 "moved block: {from} -> {to} on both twins, a block of the root's own folder nothing refers to"
             ),
         },

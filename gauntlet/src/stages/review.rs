@@ -17,9 +17,9 @@ use crate::edit;
 use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
-use crate::witness::Witness;
+use crate::witness::{Handle, Witness};
 
-use super::kit::{edit_root, side_by_side, verdict};
+use super::kit::{edit_root, retag, side_by_side, verdict};
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
 const REFUSAL: &str = "The approved plan no longer matches the live system";
@@ -120,28 +120,29 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     let e = lane.estate_twin();
     let o = lane.oracle_twin();
     // What gains the tag and what moves out of band: the manifest's
-    // queues, or in a root run the first block of the root's own folder
-    // whose object the tagging API lists, and another such object.
-    let target = match &estate.knobs {
-        Some(k) => {
+    // queues, or where it names none the first block of the root's own
+    // folder whose object the tagging API lists, and another such object.
+    let k = &estate.knobs;
+    let target = match (&k.reviewed_block, &k.stamped_queue) {
+        (Some(reviewed_block), Some(moved)) => {
             let queue = cold
                 .estate_state
                 .iter()
-                .find(|i| i.addr == k.reviewed_block)
+                .find(|i| i.addr == *reviewed_block)
                 .and_then(|i| i.values["name"].as_str())
                 .ok_or_else(|| {
                     StepError::Knob(format!(
                         "knobs.reviewed_block: the estate twin's state holds no {} with a name",
-                        k.reviewed_block
+                        reviewed_block
                     ))
                 })?;
             Target::Queues {
-                block: k.reviewed_block.clone(),
+                block: reviewed_block.clone(),
                 queue: queue.to_owned(),
-                moved: k.stamped_queue.clone(),
+                moved: moved.clone(),
             }
         }
-        None => derived(lane, cold)?,
+        _ => derived(lane, cold)?,
     };
     let block = target.block();
 
@@ -241,14 +242,17 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     );
     let (second, second_out) = second?;
     stock?;
-    let queue = match &target {
-        Target::Queues { queue, .. } => queue.as_str(),
-        Target::Objects { .. } => "",
+    let reviewed = match &target {
+        Target::Queues { queue, .. } => Handle::Queue(queue.clone()),
+        Target::Objects { arns, .. } => Handle::Object(arns[Side::Estate as usize].clone()),
     };
-    let tamper = lane.tamper(
+    let tamper = retag(
+        lane,
         Toggle::ReviewApplied,
-        || Ok(e.witness.untag_queue(queue, REVIEWED.0)?),
-        |()| Ok(e.witness.tag_queue(queue, REVIEWED.0, REVIEWED.1)?),
+        || Ok(reviewed),
+        REVIEWED.0,
+        None,
+        Some(REVIEWED.1.to_owned()),
     )?;
     let [here, there] = both_ok(lane.both(|t: &TwinView| target.tags(&t.witness)))?;
     tamper.restore()?;

@@ -15,10 +15,10 @@ use std::fs;
 use std::path::PathBuf;
 
 use crate::stage::Toggle;
-use crate::witness::{Kind, Witness};
+use crate::witness::Handle;
 
 use super::kit::{io, verdict, ADDRESS_KEY};
-use super::{Lane, StageOutput, StepError};
+use super::{ColdOutcome, Lane, StageOutput, StepError};
 
 /// The scratch file the refused blocks are written into.
 const SCRATCH: &str = "strict_scratch.tf";
@@ -53,31 +53,6 @@ const NO_SOURCE_ADDR: &str = "aws_sns_topic_subscription.strict_extra";
 
 /// The address written over the queue's own in the marker arm.
 const WRONG_ADDRESS: &str = "aws_sqs_queue.retired";
-
-/// The object the marker arm marks wrong.
-enum Marked {
-    Queue(String),
-    Arn(String),
-}
-
-impl std::fmt::Display for Marked {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Marked::Queue(q) => write!(f, "the queue {q}"),
-            Marked::Arn(a) => write!(f, "{a}"),
-        }
-    }
-}
-
-impl Marked {
-    fn set_address(&self, w: &Witness, address: &str) -> Result<(), StepError> {
-        let done = match self {
-            Marked::Queue(q) => w.tag_queue(q, ADDRESS_KEY, address),
-            Marked::Arn(a) => w.tag_object(a, ADDRESS_KEY, address),
-        };
-        Ok(done?)
-    }
-}
 
 /// The estate's `live` block with a `strict` block; a toggle's BREAK turns
 /// its setting back off.
@@ -138,27 +113,36 @@ fn refused_once(
     }
 }
 
-/// The record file of the estate's one subscription, by its name.
-fn subscription_record(lane: &Lane) -> Result<PathBuf, StepError> {
+/// The record StrictSilent moves aside: the first of an instance only its
+/// record finds (a subscription; no tag and no read; a class the tagging
+/// API leaves out).
+fn silenced_record(lane: &Lane, cold: &ColdOutcome) -> Result<PathBuf, StepError> {
     let dir = lane.engine.records_dir(&lane.estate.name);
-    lane.engine
+    let live = lane.estate_twin().witness.inventory(&lane.kinds)?;
+    let (only, _) = super::found_by_record_only(&cold.estate_state, &live)?;
+    let address = |n: &String| -> Option<String> {
+        let text = fs::read_to_string(dir.join(n)).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v["address"].as_str().map(str::to_owned)
+    };
+    let found = lane
+        .engine
         .records(&lane.estate.name)
         .into_iter()
-        .find(|n| n.starts_with("aws_sns_topic_subscription."))
-        .map(|n| dir.join(n))
-        .ok_or_else(|| {
-            StepError::Knob(format!(
-                "the record store {} holds no aws_sns_topic_subscription record",
-                dir.display()
-            ))
-        })
+        .find(|n| address(n).is_some_and(|a| only.contains(&a)));
+    found.map(|n| dir.join(n)).ok_or_else(|| {
+        StepError::Knob(format!(
+            "the record store {} holds no record of an instance only its record finds",
+            dir.display()
+        ))
+    })
 }
 
-pub fn strict_profile(lane: &Lane) -> Result<StageOutput, StepError> {
+pub fn strict_profile(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let live = lane.engine.dir.join("live.hcl");
     let original = fs::read_to_string(&live).map_err(io(&live))?;
     fs::write(&live, settings(lane)).map_err(io(&live))?;
-    let result = arms(lane);
+    let result = arms(lane, cold);
     let scratch = lane.engine.dir.join(SCRATCH);
     if scratch.exists() {
         fs::remove_file(&scratch).map_err(io(&scratch))?;
@@ -167,7 +151,7 @@ pub fn strict_profile(lane: &Lane) -> Result<StageOutput, StepError> {
     result
 }
 
-fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
+fn arms(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let e = lane.estate_twin();
     let scratch = lane.engine.dir.join(SCRATCH);
@@ -177,7 +161,7 @@ fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
     let tamper = lane.tamper(
         Toggle::StrictSilent,
         || {
-            let record = subscription_record(lane)?;
+            let record = silenced_record(lane, cold)?;
             let aside = record.with_extension("aside");
             fs::rename(&record, &aside).map_err(io(&record))?;
             Ok((record, aside))
@@ -228,48 +212,19 @@ fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
     .map(|s| format!("a second subscription, {NO_SOURCE_ADDR}: {s}"));
     fs::remove_file(&scratch).map_err(io(&scratch))?;
 
-    // An object whose address marker is wrong: the manifest's queue, or in
-    // a root run the first object by ARN carrying this estate's address
-    // marker.
-    let (object, own) = match &lane.estate.knobs {
-        Some(k) => {
-            let queue = &k.stamped_queue;
-            let own = e
-                .witness
-                .queue_tags(queue)?
-                .and_then(|t| t.get(ADDRESS_KEY).cloned())
-                .ok_or_else(|| {
-                    StepError::Knob(format!("the queue {queue} carries no {ADDRESS_KEY}"))
-                })?;
-            (Marked::Queue(queue.clone()), own)
-        }
-        None => {
-            let live = e.witness.inventory(&lane.kinds)?;
-            let mut hits: Vec<(String, String)> = e
-                .witness
-                .markers(&live)?
-                .into_iter()
-                .filter(|h| h.key == ADDRESS_KEY)
-                .filter_map(|h| match h.at {
-                    Some((Kind::Tagged, arn)) => Some((h.value, arn)),
-                    _ => None,
-                })
-                .collect();
-            hits.sort();
-            let (own, arn) = hits.into_iter().next().ok_or_else(|| {
-                StepError::NotDerived(
-                    "no object by ARN carries the estate's address marker, so none can be marked wrong".into(),
-                )
-            })?;
-            (Marked::Arn(arn), own)
-        }
-    };
+    // An object whose address marker is wrong: the manifest's queue, or
+    // else the first object by ARN carrying this estate's markers.
+    let object = lane.target(|k| k.stamped_queue.clone().map(Handle::Queue), None)?;
+    let own = object
+        .tags(&e.witness)?
+        .and_then(|t| t.get(ADDRESS_KEY).cloned())
+        .ok_or_else(|| StepError::Knob(format!("{object} carries no {ADDRESS_KEY}")))?;
     clock.say(&format!(
         "Strict profile: {object}'s {ADDRESS_KEY} rewritten to {WRONG_ADDRESS}"
     ));
-    object.set_address(&e.witness, WRONG_ADDRESS)?;
+    object.set_tag(&e.witness, ADDRESS_KEY, Some(WRONG_ADDRESS))?;
     let markers = lane.engine.plan_or_refusal(clock, &[]);
-    object.set_address(&e.witness, &own)?;
+    object.set_tag(&e.witness, ADDRESS_KEY, Some(&own))?;
     let markers = refused_once(
         markers?,
         "Strict profile: marker repair refused",

@@ -101,9 +101,70 @@ impl Witness {
         .map(drop)
     }
 
+    /// Add a TCP ingress rule on `port` from `cidr` to the security group
+    /// named `group`.
+    pub fn add_ingress_rule(
+        &self,
+        group: &str,
+        cidr: &str,
+        port: u16,
+        description: &str,
+    ) -> Result<(), WitnessError> {
+        let id = self
+            .security_group_id(group)?
+            .ok_or_else(|| WitnessError::Call {
+                side: self.side,
+                args: format!(
+                    "ec2 describe-security-groups --filters Name=group-name,Values={group}"
+                ),
+                stderr: format!("no security group named {group}"),
+            })?;
+        let permissions = serde_json::json!([{
+            "IpProtocol": "tcp",
+            "FromPort": port,
+            "ToPort": port,
+            "IpRanges": [{ "CidrIp": cidr, "Description": description }],
+        }])
+        .to_string();
+        self.call(&[
+            "ec2",
+            "authorize-security-group-ingress",
+            "--group-id",
+            &id,
+            "--ip-permissions",
+            &permissions,
+        ])
+        .map(drop)
+    }
+
+    /// Remove the TCP ingress rule on `port` from `cidr` from the security
+    /// group named `group`, if it is there.
+    pub fn remove_ingress_rule(
+        &self,
+        group: &str,
+        cidr: &str,
+        port: u16,
+    ) -> Result<(), WitnessError> {
+        let (Some(id), Some(rule)) = (
+            self.security_group_id(group)?,
+            self.ingress_rule(group, cidr, port)?,
+        ) else {
+            return Ok(());
+        };
+        self.call(&[
+            "ec2",
+            "revoke-security-group-ingress",
+            "--group-id",
+            &id,
+            "--security-group-rule-ids",
+            &rule,
+        ])
+        .map(drop)
+    }
+
     pub fn tag_queue(&self, queue: &str, key: &str, value: &str) -> Result<(), WitnessError> {
         let url = self.queue_url_required(queue)?;
-        let tag = format!("{key}={value}");
+        let tag = serde_json::json!({ key: value }).to_string();
         self.call(&["sqs", "tag-queue", "--queue-url", &url, "--tags", &tag])
             .map(drop)
     }
@@ -116,7 +177,8 @@ impl Witness {
             "--resource-arn-list",
             arn,
             "--tags",
-            &format!("{key}={value}"),
+            // JSON, not the shorthand: an address marker holds brackets.
+            &serde_json::json!({ key: value }).to_string(),
         ])?;
         match v["FailedResourcesMap"].as_object() {
             Some(failed) if !failed.is_empty() => Err(WitnessError::Call {
@@ -171,5 +233,46 @@ impl Witness {
     pub fn delete_parameter(&self, name: &str) -> Result<(), WitnessError> {
         self.call(&["ssm", "delete-parameter", "--name", name])
             .map(drop)
+    }
+}
+
+/// An object a BREAK toggle tampers with by its tags: a queue a manifest
+/// names, or any object by ARN through the tagging API (a root's, or an
+/// estate's with no knob for it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handle {
+    Queue(String),
+    Object(String),
+}
+
+impl std::fmt::Display for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Handle::Queue(q) => write!(f, "the queue {q}"),
+            Handle::Object(arn) => write!(f, "{arn}"),
+        }
+    }
+}
+
+impl Handle {
+    /// Set `key` to `value` on the object, or take it off with `None`.
+    pub fn set_tag(&self, w: &Witness, key: &str, value: Option<&str>) -> Result<(), WitnessError> {
+        match (self, value) {
+            (Handle::Queue(q), Some(v)) => w.tag_queue(q, key, v),
+            (Handle::Queue(q), None) => w.untag_queue(q, key),
+            (Handle::Object(arn), Some(v)) => w.tag_object(arn, key, v),
+            (Handle::Object(arn), None) => w.untag_object(arn, key),
+        }
+    }
+
+    /// The object's tags; `None` when it is gone.
+    pub fn tags(
+        &self,
+        w: &Witness,
+    ) -> Result<Option<std::collections::BTreeMap<String, String>>, WitnessError> {
+        match self {
+            Handle::Queue(q) => w.queue_tags(q),
+            Handle::Object(arn) => w.object_tags(arn),
+        }
     }
 }

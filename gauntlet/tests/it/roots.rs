@@ -5,7 +5,11 @@
 
 use std::path::PathBuf;
 
+use gauntlet::estate::{Estate, RootArgs};
+use gauntlet::stage::{StageId, Toggle};
+
 use crate::bad_input::stopped;
+use crate::runs::broken_run;
 use crate::{assert_nothing_left, finish, moto_pids, stage, workspace, Scratch};
 
 fn root(name: &str) -> PathBuf {
@@ -153,28 +157,65 @@ fn an_empty_folder_stops() {
 }
 
 #[test]
-fn a_root_run_takes_no_break_toggle() {
+fn a_root_run_refuses_the_toggles_only_a_manifest_can_aim() {
     let s = Scratch::new();
     let dir = root("vpc").display().to_string();
     let out = finish(
-        s.gauntlet(&["run", "--root", &dir, "--break", "cold-state"])
-            .output()
-            .unwrap(),
-    );
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("--break"), "{}", out.stderr);
-    let out = finish(
-        s.gauntlet(&["run", "--root", &dir])
-            .env("BREAK_COLD_STATE", "1")
+        s.gauntlet(&["run", "--root", &dir, "--break", "cold-inventory"])
             .output()
             .unwrap(),
     );
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("a BREAK toggle tampers with what an estate's estate.toml names"),
+            .contains("vpc cannot turn on cold-inventory, which deletes the declared parameter knobs.missing_parameter names out of band"),
+        "{}",
+        out.stderr
+    );
+    let out = finish(
+        s.gauntlet(&["run", "--root", &dir])
+            .env("BREAK_NOOP_MARKERS", "1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("noop-markers, which tampers with the pre-existing queue knobs.lost_preexisting_queue names"),
         "{}",
         out.stderr
     );
     assert!(moto_pids(&out.stderr).is_empty());
+}
+
+/// The toggles a root run aims itself, each proven on the fixture root: the
+/// cold deploy's two, which break the state and markers every later stage
+/// builds on, in a run of their own that stops after it; the others in one
+/// run through every stage.
+const ROOT_COLD: [Toggle; 2] = [Toggle::ColdState, Toggle::ColdMarkers];
+
+fn root_run(toggles: &[Toggle], stop_after: Option<StageId>) {
+    let dir = root("vpc").display().to_string();
+    broken_run(
+        &["run", "--root", &dir, "--var", "prefix=gx"],
+        "vpc",
+        toggles,
+        stop_after,
+    );
+}
+
+#[test]
+fn break_root_cold_deploy() {
+    root_run(&ROOT_COLD, Some(StageId::ColdDeploy));
+}
+
+#[test]
+fn break_root_every_derived_toggle_after_cold_deploy() {
+    let vpc = Estate::from_root(&root("vpc"), "vpc", &RootArgs::default()).unwrap();
+    let toggles: Vec<Toggle> = Toggle::ALL
+        .into_iter()
+        .filter(|t| vpc.unaimed(*t).is_none() && !ROOT_COLD.contains(t))
+        .collect();
+    assert_eq!(toggles.len(), 28);
+    root_run(&toggles, None);
 }

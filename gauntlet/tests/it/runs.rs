@@ -301,8 +301,19 @@ fn a_clean_run_of_the_platform_estate_passes_every_stage_it_runs() {
 /// assertion relies on, and each puts the live system back after its read
 /// where later stages would see it.
 fn broken_together(estate: &str, toggles: &[Toggle], stop_after: Option<StageId>) {
+    broken_run(&["run", estate], estate, toggles, stop_after);
+}
+
+/// [`broken_together`] for any run: `run` names what to run (an estate, or
+/// a root with its flags), `page` the page it writes.
+pub(crate) fn broken_run(
+    run: &[&str],
+    page: &str,
+    toggles: &[Toggle],
+    stop_after: Option<StageId>,
+) {
     let s = Scratch::new();
-    let mut args = vec!["run".to_owned(), estate.to_owned()];
+    let mut args: Vec<String> = run.iter().map(|a| (*a).to_owned()).collect();
     if let Some(st) = stop_after {
         args.extend(["--stop-after".to_owned(), st.slug()]);
     }
@@ -313,7 +324,7 @@ fn broken_together(estate: &str, toggles: &[Toggle], stop_after: Option<StageId>
     let out = finish(s.gauntlet(&args).output().unwrap());
     assert_nothing_left(&out.stderr, &s);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
-    let r = s.record(estate);
+    let r = s.record(page);
     let broken: Vec<StageId> = toggles.iter().map(|t| t.stage()).collect();
     for t in toggles {
         let row = stage(&r, t.stage().title());
@@ -340,7 +351,7 @@ fn broken_together(estate: &str, toggles: &[Toggle], stop_after: Option<StageId>
             .find(|s| s.title() == title)
             .unwrap();
         // Only an estate with a [neighbour] has a second estate to run.
-        let no_neighbour = id == StageId::TwoEstatesOnOneTwin && estate != PLATFORM;
+        let no_neighbour = id == StageId::TwoEstatesOnOneTwin && page != PLATFORM;
         if broken.contains(&id) || stop_after.is_some_and(|st| id > st) || no_neighbour {
             continue;
         }
