@@ -83,3 +83,88 @@ fn answers_as_the_aws_command_does_and_stops_with_its_owner() {
         "the CLI's processes outlived it"
     );
 }
+
+/// The witness's out-of-band ingress rule, an undeclared object of the
+/// running system: added by group name, read back, taken away and put
+/// back, against a real moto server.
+#[test]
+fn an_ingress_rule_added_out_of_band_is_read_taken_away_and_put_back() {
+    use gauntlet::substrate::{Side, Twin};
+    use gauntlet::witness::Witness;
+
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::start();
+    let python = workspace().join(".venv/bin/python");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let twin = Twin::start(&clock, &python, Side::Estate, port, dir.path()).unwrap();
+    let w = Witness::new(
+        &clock,
+        Side::Estate,
+        &aws(),
+        &twin.endpoint(),
+        "us-east-1",
+        dir.path(),
+    )
+    .unwrap();
+    let cli = |args: &[&str]| {
+        let out = Command::new(aws())
+            .args(args)
+            .args(["--output", "text", "--endpoint-url", &twin.endpoint()])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .envs(ENV)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let vpc = cli(&[
+        "ec2",
+        "create-vpc",
+        "--cidr-block",
+        "10.1.0.0/16",
+        "--query",
+        "Vpc.VpcId",
+    ]);
+    let group = cli(&[
+        "ec2",
+        "create-security-group",
+        "--group-name",
+        "app",
+        "--description",
+        "app",
+        "--vpc-id",
+        &vpc,
+        "--query",
+        "GroupId",
+    ]);
+
+    assert_eq!(w.security_group_id("app").unwrap(), Some(group));
+    assert_eq!(w.security_group_id("none").unwrap(), None);
+    assert_eq!(w.ingress_rule("app", "10.9.0.0/16", 9090).unwrap(), None);
+    w.add_ingress_rule("app", "10.9.0.0/16", 9090, "scraper")
+        .unwrap();
+    let rule = w.ingress_rule("app", "10.9.0.0/16", 9090).unwrap();
+    assert!(
+        rule.as_deref().is_some_and(|r| r.starts_with("sgr-")),
+        "{rule:?}"
+    );
+    // Another port or source is another rule.
+    assert_eq!(w.ingress_rule("app", "10.9.0.0/16", 9091).unwrap(), None);
+    assert_eq!(w.ingress_rule("app", "10.8.0.0/16", 9090).unwrap(), None);
+    w.remove_ingress_rule("app", "10.9.0.0/16", 9090).unwrap();
+    assert_eq!(w.ingress_rule("app", "10.9.0.0/16", 9090).unwrap(), None);
+    // Taking away what is not there is no error; putting back is adding.
+    w.remove_ingress_rule("app", "10.9.0.0/16", 9090).unwrap();
+    w.add_ingress_rule("app", "10.9.0.0/16", 9090, "scraper")
+        .unwrap();
+    assert!(w
+        .ingress_rule("app", "10.9.0.0/16", 9090)
+        .unwrap()
+        .is_some());
+    assert_eq!(w.ingress_rule("gone", "10.9.0.0/16", 9090).unwrap(), None);
+}
