@@ -433,14 +433,14 @@ impl<'a> Walk<'a> {
     /// Whether every module call on the path to `node`'s module has made
     /// its instances, which a node starts in: terraform expands a module
     /// before anything in it, even a block that refers to nothing the call
-    /// passes in (a data source, a literal).
+    /// passes in (a data source, a literal). Every call is a node of the
+    /// walk.
     fn expanded(&self, node: &TreeNode) -> bool {
         (0..node.module.len()).all(|i| {
-            let call = TreeNode {
+            self.finished.contains(&TreeNode {
                 module: node.module[..i].to_vec(),
                 node: Node::ModuleCall(node.module[i].clone()),
-            };
-            self.finished.contains(&call) || !self.planned.order.contains(&call)
+            })
         })
     }
 
