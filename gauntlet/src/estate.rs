@@ -148,13 +148,10 @@ pub enum Undeclared {
 }
 
 impl Undeclared {
-    /// What a toggle deletes out of band (and puts back), when it can: an
-    /// object, or a rule; a message is not taken back.
-    pub fn taken_away(&self) -> Option<&Undeclared> {
-        match self {
-            Undeclared::SqsMessage { .. } => None,
-            _ => Some(self),
-        }
+    /// Whether a toggle can delete it out of band and put it back: an
+    /// object or a rule can; a message, once received, cannot.
+    pub fn can_be_taken_away(&self) -> bool {
+        !matches!(self, Undeclared::SqsMessage { .. })
     }
 }
 
@@ -321,50 +318,44 @@ impl Estate {
     /// can.
     pub fn unaimed(&self, t: Toggle) -> Option<&'static str> {
         let k = &self.knobs;
-        let s3_object = self
-            .undeclared
-            .iter()
-            .any(|u| matches!(u, Undeclared::S3Object { .. }));
-        let missing = match t {
-            Toggle::ColdInventory | Toggle::ReplanIdentities => k.missing_parameter.is_none(),
-            Toggle::TeardownRemoved => k.resurrected_parameter.is_none(),
-            Toggle::CountDown => k
-                .count_block
-                .as_ref()
-                .is_none_or(|b| b.type_name != "aws_ssm_parameter"),
-            Toggle::NoopMarkers | Toggle::TeardownEngine | Toggle::TeardownSurvivors => {
-                k.lost_preexisting_queue.is_none()
-            }
-            Toggle::ColdUndeclared | Toggle::RemoveUntouched => {
-                self.undeclared.iter().all(|u| u.taken_away().is_none())
-            }
-            Toggle::TeardownUndeclared => !s3_object || self.preexisting.buckets.is_empty(),
-            Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
-                self.neighbour.is_none()
-            }
-            _ => false,
+        let s3_object = || {
+            self.undeclared
+                .iter()
+                .any(|u| matches!(u, Undeclared::S3Object { .. }))
         };
-        missing.then_some(match t {
-            Toggle::ColdInventory | Toggle::ReplanIdentities => {
-                "deletes the declared parameter knobs.missing_parameter names out of band"
-            }
-            Toggle::TeardownRemoved => {
-                "puts back the destroyed parameter knobs.resurrected_parameter names"
-            }
-            Toggle::CountDown => {
-                "puts the destroyed parameter back, so it needs knobs.count_block naming an aws_ssm_parameter block"
-            }
-            Toggle::ColdUndeclared | Toggle::RemoveUntouched => {
-                "deletes an [[undeclared]] s3_object or security_group_rule"
-            }
-            Toggle::TeardownUndeclared => {
-                "copies an [[undeclared]] s3_object into a [preexisting] bucket"
-            }
+        let (missing, why) = match t {
+            Toggle::ColdInventory | Toggle::ReplanIdentities => (
+                k.missing_parameter.is_none(),
+                "deletes the declared parameter knobs.missing_parameter names out of band",
+            ),
+            Toggle::TeardownRemoved => (
+                k.resurrected_parameter.is_none(),
+                "puts back the destroyed parameter knobs.resurrected_parameter names",
+            ),
+            Toggle::CountDown => (
+                k.count_block
+                    .as_ref()
+                    .is_none_or(|b| b.type_name != "aws_ssm_parameter"),
+                "puts the destroyed parameter back, so it needs knobs.count_block naming an aws_ssm_parameter block",
+            ),
+            Toggle::NoopMarkers | Toggle::TeardownEngine | Toggle::TeardownSurvivors => (
+                k.lost_preexisting_queue.is_none(),
+                "tampers with the pre-existing queue knobs.lost_preexisting_queue names",
+            ),
+            Toggle::ColdUndeclared | Toggle::RemoveUntouched => (
+                !self.undeclared.iter().any(Undeclared::can_be_taken_away),
+                "deletes an [[undeclared]] s3_object or security_group_rule",
+            ),
+            Toggle::TeardownUndeclared => (
+                !s3_object() || self.preexisting.buckets.is_empty(),
+                "copies an [[undeclared]] s3_object into a [preexisting] bucket",
+            ),
             Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
-                "tampers with the [neighbour] estate"
+                (self.neighbour.is_none(), "tampers with the [neighbour] estate")
             }
-            _ => "tampers with the pre-existing queue knobs.lost_preexisting_queue names",
-        })
+            _ => (false, ""),
+        };
+        missing.then_some(why)
     }
 
     /// The toggles of `breaks` this estate cannot aim, each with why.

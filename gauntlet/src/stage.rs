@@ -513,7 +513,7 @@ impl Toggle {
             }
             Toggle::StrictSecrets => "writes secrets = \"allow\" into the strict block",
             Toggle::StrictSilent => {
-                "moves the subscription's record (a root run: the store's first) out of the store before the strict plan"
+                "moves the record of an instance only its record finds (a subscription) out of the store before the strict plan"
             }
             Toggle::StrictCreate => "writes no_source_create = \"allow\" into the strict block",
             Toggle::StrictMarkers => "writes marker_repair = \"repair\" into the strict block",

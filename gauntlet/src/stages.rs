@@ -258,12 +258,32 @@ pub fn cold_deploy(
     }))?;
 
     let e = lane.estate_twin();
-    // With no manifest's knobs, the toggles take the state's first object
-    // by ARN carrying tags.
-    let first = || -> Result<StateInstance, StepError> {
-        first_tagged(&e.oracle.state()?)
-            .cloned()
-            .ok_or_else(|| StepError::Knob("the state holds no object by ARN with tags".into()))
+    // Where the manifest names no target, the toggles take the state's
+    // first object by ARN carrying tags that the tagging API lists, chosen
+    // once, before either changes anything.
+    let derived = (breaks.on(Toggle::ColdState) && estate.knobs.state_rm_address.is_none())
+        || (breaks.on(Toggle::ColdMarkers) && estate.knobs.stamped_queue.is_none());
+    let first = match derived {
+        false => None,
+        true => {
+            let live = e.witness.inventory(&lane.kinds)?;
+            let listed: Vec<StateInstance> = e
+                .oracle
+                .state()?
+                .into_iter()
+                .filter(|i| {
+                    i.values["arn"]
+                        .as_str()
+                        .is_some_and(|a| live.contains(Kind::Tagged, a))
+                })
+                .collect();
+            first_tagged(&listed).cloned()
+        }
+    };
+    let first = || {
+        first.clone().ok_or_else(|| {
+            StepError::Knob("the state holds no object by ARN the tagging API lists".into())
+        })
     };
     if breaks.on(Toggle::ColdState) {
         let addr = match &estate.knobs.state_rm_address {
@@ -281,10 +301,10 @@ pub fn cold_deploy(
             Some(q) => Handle::Queue(q.clone()),
             None => Handle::Object(first()?.values["arn"].as_str().unwrap_or_default().into()),
         };
-        h.set_tag(&e.witness, "tofu-estate", Some(&estate.name))?;
+        h.set_tag(&e.witness, kit::ESTATE_KEY, Some(&estate.name))?;
     }
     if breaks.on(Toggle::ColdUndeclared) {
-        if let Some(u) = estate.undeclared.iter().find_map(Undeclared::taken_away) {
+        if let Some(u) = estate.undeclared.iter().find(|u| u.can_be_taken_away()) {
             take_undeclared(&e.witness, u)?;
         }
     }

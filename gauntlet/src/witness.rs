@@ -890,9 +890,19 @@ impl Witness {
         cidr: &str,
         port: u16,
     ) -> Result<Option<String>, WitnessError> {
-        let Some(id) = self.security_group_id(group)? else {
-            return Ok(None);
-        };
+        match self.security_group_id(group)? {
+            Some(id) => self.ingress_rule_of(&id, cidr, port),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Witness::ingress_rule`] of the security group with id `id`.
+    pub(crate) fn ingress_rule_of(
+        &self,
+        id: &str,
+        cidr: &str,
+        port: u16,
+    ) -> Result<Option<String>, WitnessError> {
         let v = self.call(&[
             "ec2",
             "describe-security-group-rules",

@@ -174,25 +174,21 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
     if breaks.on(Toggle::MigrateCounts) {
         // The manifest's parameter name, or an object by ARN's id with a
         // suffix.
-        let phantom = &estate.knobs.phantom_parameter;
-        let model = match phantom {
-            Some(_) => cold
-                .estate_state
-                .iter()
-                .find(|i| i.type_name == "aws_ssm_parameter"),
-            None => super::first_tagged(&cold.estate_state),
-        }
-        .ok_or_else(|| StepError::Knob("the state holds no object to copy".into()))?;
-        let old = match phantom {
-            Some(_) => model.values["name"].as_str(),
-            None => model.values["id"].as_str(),
-        }
-        .unwrap_or_default();
-        let new = match phantom {
-            Some(p) => p.clone(),
-            None => format!("{old}-phantom"),
+        let state = &cold.estate_state;
+        let (model, old, new) = match &estate.knobs.phantom_parameter {
+            Some(p) => {
+                let m = state.iter().find(|i| i.type_name == "aws_ssm_parameter");
+                (m, m.and_then(|m| m.values["name"].as_str()), p.clone())
+            }
+            None => {
+                let m = super::first_tagged(state);
+                let id = m.and_then(|m| m.values["id"].as_str());
+                (m, id, format!("{}-phantom", id.unwrap_or_default()))
+            }
         };
-        state_path = phantom_state(&state_path, model, old, &new)?;
+        let model =
+            model.ok_or_else(|| StepError::Knob("the state holds no object to copy".into()))?;
+        state_path = phantom_state(&state_path, model, old.unwrap_or_default(), &new)?;
     }
     clock.say("Migrate: choudoufu migrate on the estate twin");
     let (m, out) = lane.engine.migrate(clock, &state_path)?;
@@ -313,30 +309,24 @@ fn phantom_state(
     let resources = v["resources"]
         .as_array_mut()
         .ok_or_else(|| StepError::Knob(format!("{}: no resources array", path.display())))?;
-    let r = resources
+    let i = resources
         .iter()
-        .find(|r| r["type"] == model.addr.type_name && r["name"] == model.addr.name)
+        .position(|r| r["type"] == model.addr.type_name && r["name"] == model.addr.name)
         .ok_or_else(|| StepError::Knob(format!("{}: no {}", path.display(), model.addr)))?;
-    let mut copy = r["instances"][0].clone();
+    let mut copy = resources[i]["instances"][0].clone();
     for k in ["id", "name", "arn"] {
         if let Some(a) = copy["attributes"][k].as_str() {
             copy["attributes"][k] = Value::from(a.replace(old, new));
         }
     }
     if copy["index_key"].is_null() {
-        let mut block = r.clone();
+        let mut block = resources[i].clone();
         block["name"] = Value::from(format!("{}_phantom", model.addr.name));
         block["instances"] = Value::from(vec![copy]);
         resources.push(block);
-    } else {
+    } else if let Some(instances) = resources[i]["instances"].as_array_mut() {
         copy["index_key"] = Value::from(99);
-        let i = resources
-            .iter()
-            .position(|r| r["type"] == model.addr.type_name && r["name"] == model.addr.name)
-            .unwrap_or_default();
-        if let Some(instances) = resources[i]["instances"].as_array_mut() {
-            instances.push(copy);
-        }
+        instances.push(copy);
     }
     let to = path.with_file_name("phantom.tfstate");
     fs::write(&to, v.to_string()).map_err(io(&to))?;
@@ -724,7 +714,7 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let mut destroy = same_as_stock(&ep, &sp, &want);
     let applied = both_apply(lane, "remove.tfplan")?;
 
-    let taken = estate.undeclared.iter().find_map(Undeclared::taken_away);
+    let taken = estate.undeclared.iter().find(|u| u.can_be_taken_away());
     let tamper = lane.tamper(
         Toggle::RemoveUntouched,
         || match taken {

@@ -26,65 +26,24 @@ const REFUSAL: &str = "The approved plan no longer matches the live system";
 const STRAY: (&str, &str) = ("stray", "out-of-band");
 const REVIEWED: (&str, &str) = ("reviewed", "yes");
 
-/// What the stage tags through the saved plan, and what it moves out of
-/// band on the estate twin.
-enum Target {
-    /// The manifest's: queues, by name.
-    Queues {
-        block: ResourceInstanceAddr,
-        queue: String,
-        moved: String,
-    },
-    /// A root run's: objects by ARN, the tagged one's on each twin (estate
-    /// twin first).
-    Objects {
-        block: ResourceInstanceAddr,
-        arns: [String; 2],
-        moved: String,
-    },
+/// What the stage tags through the saved plan (its object on each twin,
+/// estate twin first), and what it moves out of band on the estate twin:
+/// the manifest's queues, or objects by ARN.
+struct Target {
+    block: ResourceInstanceAddr,
+    tagged: [Handle; 2],
+    moved: Handle,
 }
 
 impl Target {
-    fn block(&self) -> &ResourceInstanceAddr {
-        match self {
-            Target::Queues { block, .. } | Target::Objects { block, .. } => block,
-        }
-    }
-
-    /// The tagged object on a twin, for the page.
-    fn object(&self, side: Side) -> String {
-        match self {
-            Target::Queues { queue, .. } => format!("queue {queue}"),
-            Target::Objects { arns, .. } => arns[side as usize].clone(),
-        }
-    }
-
-    /// The object that moves, for the page.
-    fn moved(&self) -> String {
-        match self {
-            Target::Queues { moved, .. } => format!("queue {moved}"),
-            Target::Objects { moved, .. } => moved.clone(),
-        }
-    }
-
     /// The tagged object's tags on the twin `w` reads.
     fn tags(&self, w: &Witness) -> Result<BTreeMap<String, String>, StepError> {
-        Ok(match self {
-            Target::Queues { queue, .. } => w.queue_tags(queue)?,
-            Target::Objects { arns, .. } => w.object_tags(&arns[w.side as usize])?,
-        }
-        .unwrap_or_default())
+        Ok(self.tagged[w.side as usize].tags(w)?.unwrap_or_default())
     }
 
     /// The stray tag set on (`on`) or taken off the object that moves.
     fn stray(&self, w: &Witness, on: bool) -> Result<(), StepError> {
-        let done = match (self, on) {
-            (Target::Queues { moved, .. }, true) => w.tag_queue(moved, STRAY.0, STRAY.1),
-            (Target::Queues { moved, .. }, false) => w.untag_queue(moved, STRAY.0),
-            (Target::Objects { moved, .. }, true) => w.tag_object(moved, STRAY.0, STRAY.1),
-            (Target::Objects { moved, .. }, false) => w.untag_object(moved, STRAY.0),
-        };
-        Ok(done?)
+        Ok(self.moved.set_tag(w, STRAY.0, on.then_some(STRAY.1))?)
     }
 }
 
@@ -106,10 +65,10 @@ fn derived(lane: &Lane, cold: &ColdOutcome) -> Result<Target, StepError> {
         .ok_or_else(|| {
             StepError::Knob(format!("the oracle twin's state holds no {}", tagged.addr))
         })?;
-    Ok(Target::Objects {
+    Ok(Target {
         block: tagged.addr.clone(),
-        arns: [arn(tagged), there],
-        moved: arn(moved),
+        tagged: [Handle::Object(arn(tagged)), Handle::Object(there)],
+        moved: Handle::Object(arn(moved)),
     })
 }
 
@@ -136,15 +95,18 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
                         reviewed_block
                     ))
                 })?;
-            Target::Queues {
+            Target {
                 block: reviewed_block.clone(),
-                queue: queue.to_owned(),
-                moved: moved.clone(),
+                tagged: [
+                    Handle::Queue(queue.to_owned()),
+                    Handle::Queue(queue.to_owned()),
+                ],
+                moved: Handle::Queue(moved.clone()),
             }
         }
         _ => derived(lane, cold)?,
     };
-    let block = target.block();
+    let block = &target.block;
 
     clock.say(&format!(
         "Plan, review, apply: {block} gains {}={} on both twins, planned to a file",
@@ -207,7 +169,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     if tags_after_refusal.contains_key(REVIEWED.0) {
         p.push(format!(
             "{} carries {}={} though the plan was refused",
-            target.object(Side::Estate),
+            target.tagged[Side::Estate as usize],
             REVIEWED.0,
             tags_after_refusal[REVIEWED.0]
         ));
@@ -217,11 +179,11 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
             "choudoufu plan -out review.plan saved exactly {block} (update) ({}), as stock's plan file on the oracle twin ({}); then {} gained a stray tag {}={} with the AWS CLI, and choudoufu apply review.plan refused with \"{REFUSAL}\" at exit 3, applying nothing: the AWS CLI reads no {} tag on {}",
             ep.summary_line(),
             sp.summary_line(),
-            target.moved(),
+            target.moved,
             STRAY.0,
             STRAY.1,
             REVIEWED.0,
-            target.object(Side::Estate)
+            target.tagged[Side::Estate as usize]
         ))
     } else {
         Err(p.join("; "))
@@ -242,14 +204,10 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     );
     let (second, second_out) = second?;
     stock?;
-    let reviewed = match &target {
-        Target::Queues { queue, .. } => Handle::Queue(queue.clone()),
-        Target::Objects { arns, .. } => Handle::Object(arns[Side::Estate as usize].clone()),
-    };
     let tamper = retag(
         lane,
         Toggle::ReviewApplied,
-        || Ok(reviewed),
+        || Ok(target.tagged[Side::Estate as usize].clone()),
         REVIEWED.0,
         None,
         Some(REVIEWED.1.to_owned()),
@@ -284,7 +242,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
             "the AWS CLI reads no {}={} on {} on the estate twin",
             REVIEWED.0,
             REVIEWED.1,
-            target.object(Side::Estate)
+            target.tagged[Side::Estate as usize]
         ));
     }
     if !reviewed(&there) {
@@ -292,7 +250,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
             "stock's plan file left no {}={} on {} on the oracle twin",
             REVIEWED.0,
             REVIEWED.1,
-            target.object(Side::Oracle)
+            target.tagged[Side::Oracle as usize]
         ));
     }
     if !replan.is_empty() {
@@ -307,7 +265,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
             "with the stray tag removed the identical file applied: {one}; the AWS CLI reads {}={} on {} on both twins (stock's own plan file applied on the oracle twin), and the next plan is empty ({})",
             REVIEWED.0,
             REVIEWED.1,
-            target.object(Side::Oracle),
+            target.tagged[Side::Oracle as usize],
             replan.summary_line()
         ))
     } else {

@@ -145,10 +145,10 @@ impl Witness {
         cidr: &str,
         port: u16,
     ) -> Result<(), WitnessError> {
-        let (Some(id), Some(rule)) = (
-            self.security_group_id(group)?,
-            self.ingress_rule(group, cidr, port)?,
-        ) else {
+        let Some(id) = self.security_group_id(group)? else {
+            return Ok(());
+        };
+        let Some(rule) = self.ingress_rule_of(&id, cidr, port)? else {
             return Ok(());
         };
         self.call(&[
