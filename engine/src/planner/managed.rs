@@ -50,6 +50,9 @@ struct Bound {
     deposed: Vec<DeposedObject>,
     /// The ID an `import` block adopts the object by.
     importing: Option<String>,
+    /// The address a `moved` block renames from, when only that address's
+    /// record or marker found the object.
+    moved_from: Option<ResourceInstanceAddr>,
 }
 
 /// What the planner knows of the block being planned.
@@ -114,15 +117,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             }
             let scope = self.values().scope_for(&res.config.references(), &instance);
             let config = decode(&res.config, &block.schema.block, &scope)?;
-            let record = if self.req.use_records {
-                self.store.get(&addr).map_err(|e| {
-                    Diagnostics::from(
-                        Diagnostic::error("Unreadable record", e.to_string()).at(res.range.clone()),
-                    )
-                })?
-            } else {
-                None
-            };
+            let record = self.record_of(res, &addr)?;
             let import = self.import_id(&addr)?;
             inputs.push(Input {
                 addr,
@@ -132,6 +127,22 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             });
         }
         Ok(inputs)
+    }
+
+    /// The record of `addr`, when this plan reads records.
+    fn record_of(
+        &self,
+        res: &Resource,
+        addr: &ResourceInstanceAddr,
+    ) -> Result<Option<Record>, Diagnostics> {
+        if !self.req.use_records {
+            return Ok(None);
+        }
+        self.store.get(addr).map_err(|e| {
+            Diagnostic::error("Unreadable record", e.to_string())
+                .at(res.range.clone())
+                .into()
+        })
     }
 
     /// Plans one instance; returns the value what refers to it sees (none
@@ -160,6 +171,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             via,
             deposed,
             importing,
+            moved_from,
         } = bound;
         if !block.ident.catalogued {
             self.uncatalogued.push((addr.clone(), via));
@@ -187,7 +199,8 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                 } => a.parse::<ResourceInstanceAddr>().ok(),
                 _ => None,
             })
-            .filter(|old| *old != addr && self.moved(old, &addr));
+            .filter(|old| *old != addr && self.moved(old, &addr))
+            .or(moved_from);
         if let Some(old) = &previous_addr {
             self.stale_records.push(old.to_string());
         }
@@ -261,6 +274,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
     ) -> Result<Bound, Diagnostics> {
         let (res, addr) = (block.res, &input.addr);
         let failed = |e| provider_failed(res, addr, e);
+        let mut moved_from = None;
         let found = match first.map_err(failed)? {
             (Some(id), via, Some(state)) => Some((id, via, state)),
             (Some(_), _, None) if input.import.is_some() => {
@@ -273,16 +287,26 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                     ),
                 ));
             }
-            (tried, _, _) => locate::second_look(
-                &block.lane,
-                &block.ident,
-                &addr.to_string(),
-                input.record.as_ref(),
-                tried.as_deref(),
-                &self.bound,
-            )
-            .await
-            .map_err(failed)?,
+            (tried, _, _) => {
+                let here = locate::second_look(
+                    &block.lane,
+                    &block.ident,
+                    &addr.to_string(),
+                    input.record.as_ref(),
+                    tried.as_deref(),
+                    &self.bound,
+                )
+                .await
+                .map_err(failed)?;
+                match here {
+                    Some(found) => Some(found),
+                    None => {
+                        let moved = self.where_moved_from(block, addr, tried.as_deref()).await?;
+                        moved_from = moved.as_ref().map(|(old, _)| old.clone());
+                        moved.map(|(_, found)| found)
+                    }
+                }
+            }
         };
         // A type outside the catalogue whose marked object no ID read back:
         // the plan says so rather than pass over it in silence.
@@ -335,7 +359,39 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             via,
             deposed,
             importing,
+            moved_from,
         })
+    }
+
+    /// The second look under each address a `moved` block renames to
+    /// `addr`, with that address's record: an object whose ID aws
+    /// generates (a security group, a VPC) is named by nothing in
+    /// configuration, so only its old record or old marker finds it.
+    async fn where_moved_from(
+        &self,
+        block: &Block<'_, P>,
+        addr: &ResourceInstanceAddr,
+        tried: Option<&str>,
+    ) -> Result<Option<(ResourceInstanceAddr, (String, locate::Via, ResourceState))>, Diagnostics>
+    {
+        let res = block.res;
+        for old in self.moved_sources(addr) {
+            let record = self.record_of(res, &old)?;
+            let found = locate::second_look(
+                &block.lane,
+                &block.ident,
+                &old.to_string(),
+                record.as_ref(),
+                tried,
+                &self.bound,
+            )
+            .await
+            .map_err(|e| provider_failed(res, addr, e))?;
+            if let Some(found) = found {
+                return Ok(Some((old, found)));
+            }
+        }
+        Ok(None)
     }
 
     /// The deposed objects an instance's record names that still exist:

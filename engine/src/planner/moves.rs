@@ -90,44 +90,59 @@ impl<P> Planner<'_, '_, P> {
     /// Whether a `moved` block renames `old` to `new`: one of this module's
     /// (its addresses within each instance of it), or one of the root's.
     pub(super) fn moved(&self, old: &ResourceInstanceAddr, new: &ResourceInstanceAddr) -> bool {
-        moved_from(self.module(), &self.here, old, new)
-            || (!self.here.is_empty() && moved_from(&self.req.tree.module, &[], old, new))
+        self.moved_sources(new).contains(old)
+    }
+
+    /// The addresses `moved` blocks rename to `new`: where its object
+    /// lived before, its record and marker still under that name.
+    pub(super) fn moved_sources(&self, new: &ResourceInstanceAddr) -> Vec<ResourceInstanceAddr> {
+        let mut sources = moved_to(self.module(), &self.here, new);
+        if !self.here.is_empty() {
+            sources.extend(moved_to(&self.req.tree.module, &[], new));
+        }
+        sources
     }
 }
 
-/// Whether a `moved` block of `module` renames `old` to `new` (whole
+/// The addresses a `moved` block of `module` renames to `new` (whole
 /// resources or single instances), its addresses taken within the module
 /// instance `within`.
-fn moved_from(
+fn moved_to(
     module: &Module,
     within: &[ModuleStep],
-    old: &ResourceInstanceAddr,
     new: &ResourceInstanceAddr,
-) -> bool {
-    let text = expr_text;
-    let strip = |a: &ResourceInstanceAddr| ResourceInstanceAddr {
+) -> Vec<ResourceInstanceAddr> {
+    let whole = ResourceInstanceAddr {
         key: None,
-        ..a.clone()
+        ..new.clone()
     };
-    module.moved.iter().any(|m| {
-        let (Ok(from), Ok(to)) = (
-            text(&m.from).parse::<ResourceInstanceAddr>(),
-            text(&m.to).parse::<ResourceInstanceAddr>(),
-        ) else {
-            return false;
-        };
-        let inside = |a: ResourceInstanceAddr| ResourceInstanceAddr {
-            module: within.iter().cloned().chain(a.module).collect(),
-            ..a
-        };
-        let (from, to) = (inside(from), inside(to));
-        (from == *old && to == *new)
-            || (from.key.is_none()
-                && to.key.is_none()
-                && from == strip(old)
-                && to == strip(new)
-                && old.key == new.key)
-    })
+    module
+        .moved
+        .iter()
+        .filter_map(|m| {
+            let (Ok(from), Ok(to)) = (
+                expr_text(&m.from).parse::<ResourceInstanceAddr>(),
+                expr_text(&m.to).parse::<ResourceInstanceAddr>(),
+            ) else {
+                return None;
+            };
+            let inside = |a: ResourceInstanceAddr| ResourceInstanceAddr {
+                module: within.iter().cloned().chain(a.module).collect(),
+                ..a
+            };
+            let (from, to) = (inside(from), inside(to));
+            if to == *new {
+                Some(from)
+            } else if from.key.is_none() && to.key.is_none() && to == whole {
+                Some(ResourceInstanceAddr {
+                    key: new.key.clone(),
+                    ..from
+                })
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// An expression as its source spells it: an address in a `moved` or
@@ -158,29 +173,20 @@ mod tests {
         assert!(!d.has_errors(), "{d}");
         let addr = |s: &str| s.parse::<ResourceInstanceAddr>().unwrap();
         let within = addr("module.app[\"a\"].aws_sqs_queue.x").module;
-        assert!(moved_from(
-            &module,
-            &within,
-            &addr("module.app[\"a\"].aws_sqs_queue.old"),
-            &addr("module.app[\"a\"].aws_sqs_queue.new"),
-        ));
-        assert!(!moved_from(
-            &module,
-            &within,
-            &addr("module.app[\"b\"].aws_sqs_queue.old"),
-            &addr("module.app[\"a\"].aws_sqs_queue.new"),
-        ));
-        assert!(!moved_from(
-            &module,
-            &within,
-            &addr("aws_sqs_queue.old"),
-            &addr("aws_sqs_queue.new"),
-        ));
-        assert!(moved_from(
-            &module,
-            &[],
-            &addr("aws_sqs_queue.old[1]"),
-            &addr("aws_sqs_queue.new[1]"),
-        ));
+        assert_eq!(
+            moved_to(
+                &module,
+                &within,
+                &addr("module.app[\"a\"].aws_sqs_queue.new")
+            ),
+            [addr("module.app[\"a\"].aws_sqs_queue.old")],
+            "within the same module instance only"
+        );
+        assert!(moved_to(&module, &within, &addr("aws_sqs_queue.new")).is_empty());
+        assert_eq!(
+            moved_to(&module, &[], &addr("aws_sqs_queue.new[1]")),
+            [addr("aws_sqs_queue.old[1]")],
+            "a whole resource's move keeps each instance's key"
+        );
     }
 }
