@@ -121,6 +121,9 @@ pub struct StateInstance {
     pub addr: ResourceInstanceAddr,
     pub type_name: String,
     pub values: Value,
+    /// The resources it depends on, as the state records them (every one
+    /// on the way, not only the nearest), `aws_eip.nat` with no key.
+    pub dependencies: Vec<String>,
 }
 
 /// Stock terraform in one twin's working copy.
@@ -361,6 +364,12 @@ fn state_instances(state: &Value) -> Result<Vec<StateInstance>, String> {
                 type_name: t.to_owned(),
                 addr,
                 values: i["attributes"].clone(),
+                dependencies: i["dependencies"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|d| d.as_str().map(str::to_owned))
+                    .collect(),
             });
         }
     }

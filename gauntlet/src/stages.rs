@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::thread;
 
-use crate::choudoufu::{EngineError, EnginePlan, EngineRoot};
+use crate::choudoufu::{Action, EngineError, EnginePlan, EngineRoot};
 use crate::clock::Clock;
 use crate::estate::{Estate, Knobs, Undeclared};
 use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
@@ -192,6 +192,10 @@ pub struct ColdOutcome {
     /// normalised: what greenfield apply must reproduce (empty when the run
     /// stops before it).
     pub oracle_described: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The described paths the two twins' stock deploys hold differently
+    /// (an elastic IP's address, and what copies it): no apply reproduces
+    /// them, so greenfield apply does not compare them.
+    pub unstable: BTreeSet<String>,
 }
 
 /// The state's first object by ARN that carries tags (so the tagging API
@@ -478,15 +482,26 @@ pub fn cold_deploy(
         state_len,
         estate.resource_types.len()
     );
-    let [(estate_state, ..), (_, oracle_live, ..)] = reads;
-    let oracle_described = if describe_oracle {
-        clock.say("Cold deploy: describing the oracle twin's objects for greenfield apply");
-        lane.oracle_twin()
-            .witness
-            .describe(&oracle_live)?
-            .into_iter()
-            .map(|(k, v)| (k, crate::witness::normalised(&v)))
-            .collect()
+    let [(estate_state, estate_live, ..), (_, oracle_live, ..)] = reads;
+    let (oracle_described, unstable) = if describe_oracle {
+        clock.say("Cold deploy: describing both twins' objects for greenfield apply");
+        let described = |twin: &TwinView, live: &Inventory| {
+            twin.witness.describe(live).map(|d| {
+                d.into_iter()
+                    .map(|(k, v)| (k, crate::witness::normalised(&v)))
+                    .collect::<std::collections::BTreeMap<_, _>>()
+            })
+        };
+        let (estate_described, oracle_described) = kit::side_by_side(
+            || described(lane.estate_twin(), &estate_live),
+            || described(lane.oracle_twin(), &oracle_live),
+        );
+        let (estate_described, oracle_described) = (estate_described?, oracle_described?);
+        let unstable = crate::witness::differing_paths(
+            &serde_json::json!(estate_described),
+            &serde_json::json!(oracle_described),
+        );
+        (oracle_described, unstable)
     } else {
         Default::default()
     };
@@ -500,6 +515,7 @@ pub fn cold_deploy(
         ColdOutcome {
             estate_state,
             oracle_described,
+            unstable,
         },
     ))
 }
@@ -558,6 +574,37 @@ pub(crate) fn found_by_record_only(
         ));
     }
     Ok((addresses, why.join("; ")))
+}
+
+/// The changes of a plan made without records that the lost records do not
+/// explain: anything but a create of an instance only a record finds
+/// (`record_only`), or a change short of a destroy of an instance whose
+/// state names one of those among its dependencies, which follows the new
+/// object (a NAT gateway replaced for a new elastic IP, a parameter
+/// copying its address).
+pub(crate) fn unexplained_by_records<'c>(
+    changes: &'c [(String, Action)],
+    state: &[StateInstance],
+    record_only: &BTreeSet<String>,
+) -> Vec<&'c (String, Action)> {
+    let lost: BTreeSet<String> = record_only
+        .iter()
+        .filter_map(|a| a.parse::<engine::addr::ResourceInstanceAddr>().ok())
+        .map(|a| engine::addr::ResourceInstanceAddr { key: None, ..a }.to_string())
+        .collect();
+    let following: BTreeSet<String> = state
+        .iter()
+        .filter(|i| i.dependencies.iter().any(|d| lost.contains(d)))
+        .map(|i| i.addr.to_string())
+        .collect();
+    changes
+        .iter()
+        .filter(|(a, x)| match x {
+            Action::Create => !record_only.contains(a),
+            Action::Delete => true,
+            Action::Update | Action::Replace => !following.contains(a),
+        })
+        .collect()
 }
 
 /// What of a state the witness could not read, for the page: `` when it

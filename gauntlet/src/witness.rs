@@ -654,8 +654,13 @@ impl Witness {
                 if let Kind::Listed(r) = *k {
                     hs.push(s.spawn(move || {
                         let args: Vec<&str> = r.list.iter().map(String::as_str).collect();
-                        let v = self.call(&args)?;
-                        Ok(strings_deep(&v).into_iter().map(|id| (*k, id)).collect())
+                        let mut live = Vec::new();
+                        for id in strings_deep(&self.call(&args)?) {
+                            if self.alive(r, &id)? {
+                                live.push((*k, id));
+                            }
+                        }
+                        Ok(live)
                     }));
                 }
             }
@@ -1084,6 +1089,17 @@ impl Witness {
         Ok(out)
     }
 
+    /// Whether a listed object is live, as its read's `alive` call says
+    /// (always, for a read with none).
+    fn alive(&self, r: &Read, id: &str) -> Result<bool, WitnessError> {
+        let Some(call) = &r.alive else {
+            return Ok(true);
+        };
+        let args: Vec<String> = call.iter().map(|a| a.replace("{id}", id)).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Ok(self.call(&args)? == Value::Bool(true))
+    }
+
     fn describe_one(
         &self,
         k: Kind,
@@ -1437,6 +1453,9 @@ const VOLATILE: &[&str] = &[
     "CreateDate",
     "UpdateDate",
     "CreationDateTime",
+    "CreationDate",
+    "CreationTime",
+    "CreateTime",
     "LastModifiedDate",
     "RoleId",
     "PolicyId",
@@ -1491,12 +1510,18 @@ pub fn normalised(v: &Value) -> Value {
 /// `s` with every generated id of the EC2 kind (`vpc-0a1b2c3d4e5f60718`:
 /// a lower-case prefix, a dash, 8 to 17 hex digits) reduced to its prefix
 /// (`vpc-*`): a value naming another object (a parameter holding a VPC's
-/// id) differs between two creations only there.
+/// id) differs between two creations only there; and every UUID (a KMS
+/// key's id) reduced to `*`.
 pub fn generated_ids_out(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
     while i < b.len() {
+        if (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && is_uuid_at(b, i) {
+            out.push('*');
+            i += 36;
+            continue;
+        }
         if b[i] == b'-' {
             let prefix = b[..i]
                 .iter()
@@ -1535,6 +1560,18 @@ fn is_empty(v: &Value) -> bool {
 
 /// Where two descriptions differ, as `path: a != b`.
 pub fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    differences_but(a, b, path, &BTreeSet::new(), out)
+}
+
+/// [`differences`], less those at the paths of `skip` (as
+/// [`differing_paths`] names them).
+pub fn differences_but(
+    a: &Value,
+    b: &Value,
+    path: &str,
+    skip: &BTreeSet<String>,
+    out: &mut Vec<String>,
+) {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
@@ -1543,12 +1580,55 @@ pub fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
                     x.get(k).unwrap_or(&Value::Null),
                     y.get(k).unwrap_or(&Value::Null),
                 );
-                differences(va, vb, &format!("{path}.{k}"), out);
+                differences_but(va, vb, &format!("{path}.{k}"), skip, out);
             }
         }
-        _ if a != b => out.push(format!("{path}: {a} != {b}")),
+        _ if a != b && !skip.contains(path) => out.push(format!("{path}: {a} != {b}")),
         _ => {}
     }
+}
+
+/// The paths at which two JSON objects differ, each key of the top level
+/// a path's first part (`parameter /a.Parameter.Value`).
+pub fn differing_paths(a: &Value, b: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let (Value::Object(x), Value::Object(y)) = (a, b) else {
+        return out;
+    };
+    fn walk(a: &Value, b: &Value, path: String, out: &mut BTreeSet<String>) {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                for k in x.keys().chain(y.keys()).collect::<BTreeSet<_>>() {
+                    let (va, vb) = (
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                    );
+                    walk(va, vb, format!("{path}.{k}"), out);
+                }
+            }
+            _ if a != b => {
+                out.insert(path);
+            }
+            _ => {}
+        }
+    }
+    for k in x.keys().filter(|k| y.contains_key(*k)) {
+        walk(&x[k], &y[k], k.clone(), &mut out);
+    }
+    out
+}
+
+/// Whether a UUID (8-4-4-4-12 hex digits, not followed by a letter or
+/// digit) starts at `b[i]`.
+fn is_uuid_at(b: &[u8], i: usize) -> bool {
+    let Some(u) = b.get(i..i + 36) else {
+        return false;
+    };
+    let shape = u.iter().enumerate().all(|(j, c)| match j {
+        8 | 13 | 18 | 23 => *c == b'-',
+        _ => c.is_ascii_hexdigit(),
+    });
+    shape && b.get(i + 36).is_none_or(|c| !c.is_ascii_alphanumeric())
 }
 
 /// Every string in a JSON value, depth first: what a `--query` picking
@@ -1601,6 +1681,7 @@ mod tests {
             type_name: addr.type_name.clone(),
             addr,
             values,
+            dependencies: Vec::new(),
         }
     }
 
@@ -1652,7 +1733,10 @@ mod tests {
                 json!({"arn": "arn:aws:ec2:eu-west-1:1:subnet/subnet-1", "tags_all": {}}),
             ),
             // Taggable, but no ARN: the witness cannot name it.
-            inst("aws_nat_gateway.n", json!({"id": "nat-1", "tags_all": {}})),
+            inst(
+                "aws_spot_instance_request.s",
+                json!({"id": "sir-1", "tags_all": {}}),
+            ),
             // No tags: owned through a parent, not stamped.
             inst("aws_route.r", json!({"id": "r-1"})),
             inst("aws_route_table_association.a", json!({"id": "rtbassoc-1"})),
@@ -1740,6 +1824,14 @@ mod tests {
             ("x1vpc-bfe9a8fb", "x1vpc-bfe9a8fb"),
             ("vpc-bfe9a8fb38588f98f0a", "vpc-bfe9a8fb38588f98f0a"),
             ("refaws-deadbeef1", "refaws-*"),
+            (
+                "arn:aws:kms:us-east-1:1:key/d93ce324-3269-4d76-8606-48e9f4e0420a",
+                "arn:aws:kms:us-east-1:1:key/*",
+            ),
+            (
+                "d93ce324-3269-4d76-8606-48e9f4e0420a7",
+                "d93ce324-3269-4d76-8606-48e9f4e0420a7",
+            ),
         ] {
             assert_eq!(generated_ids_out(s), want, "{s}");
         }

@@ -22,7 +22,7 @@ use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
 use crate::witness::{
-    arn_class, differences, normalised, Handle, Inventory, Kind, MarkerHit, Witness,
+    arn_class, differences_but, normalised, Handle, Inventory, Kind, MarkerHit, Witness,
 };
 
 use super::kit::{
@@ -1136,7 +1136,7 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
         .collect();
     for k in keys {
         match (described.get(k), cold.oracle_described.get(k)) {
-            (Some(a), Some(b)) => differences(a, b, k, &mut diffs),
+            (Some(a), Some(b)) => differences_but(a, b, k, &cold.unstable, &mut diffs),
             (Some(_), None) => diffs.push(format!("{k}: live here, not in stock's cold deploy")),
             (None, Some(_)) => diffs.push(format!("{k}: in stock's cold deploy, not live here")),
             (None, None) => {}
@@ -1167,9 +1167,16 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     }
     let inventory = if p.is_empty() {
         Ok(format!(
-            "choudoufu apply with no terraform.tfstate and an empty record store ({left} record files left by the destroy, then removed): {applied}; the AWS CLI describes all {} objects on the estate twin (the {} that existed before among them) field by field exactly as stock's cold deploy left the oracle twin, marker tags, timestamps, generated ids and versions left out",
+            "choudoufu apply with no terraform.tfstate and an empty record store ({left} record files left by the destroy, then removed): {applied}; the AWS CLI describes all {} objects on the estate twin (the {} that existed before among them) field by field exactly as stock's cold deploy left the oracle twin, marker tags, timestamps, generated ids and versions left out{}",
             described.len(),
-            e.baseline.len()
+            e.baseline.len(),
+            match cold.unstable.len() {
+                0 => String::new(),
+                n => format!(
+                    ", and the {n} field(s) the two stock deploys hold differently ({})",
+                    cold.unstable.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            }
         ))
     } else {
         Err(p.join("; "))
@@ -1209,33 +1216,25 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
             with.describe()
         ));
     }
-    let churn: Vec<&(String, Action)> = without
-        .changes
-        .iter()
-        .filter(|(a, x)| !(*x == Action::Create && record_only.contains(a)))
-        .collect();
-    let known: Vec<&(String, Action)> = without
-        .changes
-        .iter()
-        .filter(|(a, x)| *x == Action::Create && record_only.contains(a))
-        .collect();
+    let churn = super::unexplained_by_records(&without.changes, state, &record_only);
     if !churn.is_empty() {
         p.push(format!(
-            "with -no-records: {} ({})",
+            "with -no-records: {} ({}), where {} no lost record explains",
             without.summary_line(),
-            without.describe()
+            without.describe(),
+            describe(&churn.into_iter().cloned().collect::<Vec<_>>())
         ));
     }
     let replan = if p.is_empty() {
         Ok(format!(
             "the replan with the record store ({records} records) is empty ({}); with -no-records it proposes {}",
             with.summary_line(),
-            if known.is_empty() {
+            if without.is_empty() {
                 format!("nothing ({})", without.summary_line())
             } else {
                 format!(
-                    "exactly {} ({}): {why}, so a record is the only way to find them, and the one case this assertion allows; nothing else is created or destroyed",
-                    describe(&known.iter().map(|c| (*c).clone()).collect::<Vec<_>>()),
+                    "{} ({}): the creates are of instances only a record finds ({why}), the other changes of instances that depend on them and follow the new objects, the one case this assertion allows; nothing else is created and nothing is destroyed",
+                    without.describe(),
                     without.summary_line(),
                 )
             }

@@ -78,12 +78,16 @@ fn last_line(out: &Output) -> String {
 /// A run's exit and closing line, when it did not end as `want`.
 fn ended(what: &str, out: &Output, want: Applied) -> Option<String> {
     let applied = Applied::parse(&out.stdout);
-    (out.code != 0 || applied != Some(want)).then(|| {
-        format!(
+    (out.code != 0 || applied != Some(want)).then(|| match applied {
+        Some(a) => format!(
+            "{what} exited {} and applied {a}, where {want} was expected",
+            out.code
+        ),
+        None => format!(
             "{what} exited {}: {}, where {want} was expected",
             out.code,
             last_line(out)
-        )
+        ),
     })
 }
 

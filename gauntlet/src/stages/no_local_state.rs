@@ -9,12 +9,10 @@
 //! figures go on the page. Stock terraform has no plan at all in this
 //! position: it would create everything again.
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::choudoufu::Action;
 use crate::stage::Toggle;
 
 use super::kit::{io, verdict};
@@ -78,14 +76,11 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
                 .join(" ")
         )),
         Ok(plan) => {
-            let expected: BTreeSet<(String, Action)> = only_records
-                .iter()
-                .map(|a| (a.clone(), Action::Create))
-                .collect();
-            let got: BTreeSet<(String, Action)> = plan.changes.iter().cloned().collect();
-            let shape = if got == expected && with.is_empty() {
+            let unexplained =
+                super::unexplained_by_records(&plan.changes, &cold.estate_state, &only_records);
+            let shape = if unexplained.is_empty() && with.is_empty() {
                 Ok(format!(
-                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes exactly {} ({}): {}, so only a record finds them; nothing else is created, changed, destroyed or replaced, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
+                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes {} ({}): creates of instances only a record finds ({}), and changes of the instances that depend on them and follow the new objects; nothing else is created, changed or replaced, nothing is destroyed, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
                     with.summary_line(),
                     plan.describe(),
                     plan.summary_line(),
@@ -97,12 +92,12 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
                 ))
             } else {
                 Err(format!(
-                    "with the record store: {} ({}); in the fresh copy: {} ({}), where only the creates of {} were allowed. {figures}",
+                    "with the record store: {} ({}); in the fresh copy: {} ({}), where no lost record explains {}. {figures}",
                     with.summary_line(),
                     with.describe(),
                     plan.summary_line(),
                     plan.describe(),
-                    only_records.iter().cloned().collect::<Vec<_>>().join(", ")
+                    super::kit::describe(&unexplained.into_iter().cloned().collect::<Vec<_>>())
                 ))
             };
             plans.push(StagePlan::Engine(plan));

@@ -48,9 +48,16 @@ impl Target {
 }
 
 /// A root run's target: the first single-instance block of the root's own
-/// folder whose object the tagging API lists, and the next such object.
+/// folder whose object the tagging API lists, and the next such object;
+/// those whose ARN holds a generated id first. A name-keyed object carries
+/// the reviewed tag past its destroy: moto keeps a deleted log group's
+/// tags for the next group of that name, which greenfield apply creates.
 fn derived(lane: &Lane, cold: &ColdOutcome) -> Result<Target, StepError> {
-    let singles = super::derive::single_blocks(lane, cold, true)?;
+    let mut singles = super::derive::single_blocks(lane, cold, true)?;
+    singles.sort_by_key(|i| {
+        let arn = i.values["arn"].as_str().unwrap_or_default();
+        crate::witness::generated_ids_out(arn) == arn
+    });
     let [tagged, moved, ..] = singles.as_slice() else {
         return Err(StepError::NotDerived(
             "the root's own folder has fewer than two single-instance blocks whose objects the tagging API lists: one to tag through a saved plan, another to move out of band".into(),

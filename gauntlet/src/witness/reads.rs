@@ -20,6 +20,10 @@ pub struct Read {
     pub identity: String,
     /// The call describing one object, `{id}` its identity.
     pub describe: Option<Vec<String>>,
+    /// The call printing whether one listed object, `{id}` its identity,
+    /// is live (`true`): for a type whose listing keeps an object that is
+    /// going (a KMS key pending deletion).
+    pub alive: Option<Vec<String>>,
     /// The classes of the tagging API's ARNs for this type.
     #[serde(default)]
     pub arn_classes: Vec<String>,
@@ -92,8 +96,8 @@ mod tests {
                 "{}: list picks identities with --query",
                 r.type_name
             );
-            if let Some(d) = &r.describe {
-                assert!(d.iter().any(|a| a.contains("{id}")), "{}", r.type_name);
+            for call in [&r.describe, &r.alive].into_iter().flatten() {
+                assert!(call.iter().any(|a| a.contains("{id}")), "{}", r.type_name);
             }
             assert!(
                 r.arn_classes.iter().all(|c| c.contains(':')),
