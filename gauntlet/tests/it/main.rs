@@ -18,6 +18,8 @@ use serde_json::Value;
 pub const ESTATE: &str = "reference-aws-stateful";
 /// The second reference estate, run clean and with one toggle per stage.
 pub const PLATFORM: &str = "reference-aws-platform";
+/// The third, a network root: its knobs are only what no stage derives.
+pub const NETWORK: &str = "reference-aws-network";
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {

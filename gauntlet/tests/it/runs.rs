@@ -1,8 +1,11 @@
 //! Whole runs of the reference estates: clean, and under each BREAK toggle.
 
+use gauntlet::estate::Estate;
 use gauntlet::stage::{StageId, Toggle};
 
-use crate::{assert_nothing_left, finish, moto_pids, stage, Scratch, ESTATE, PLATFORM};
+use crate::{
+    assert_nothing_left, finish, moto_pids, stage, workspace, Scratch, ESTATE, NETWORK, PLATFORM,
+};
 
 /// The stages this gauntlet runs, in the page's order.
 const RUN: [&str; 17] = [
@@ -292,6 +295,76 @@ fn a_clean_run_of_the_platform_estate_passes_every_stage_it_runs() {
     ] {
         assert!(two.contains(seen), "{seen}: {two}");
     }
+}
+
+/// The third estate, a network root with four knobs: every other move each
+/// stage derives from the root, and the objects the emulator's tagging API
+/// leaves out (the elastic IP, the endpoints, the ACL, the rules) are found
+/// by their records.
+#[test]
+fn a_clean_run_of_the_network_estate_passes_every_stage_it_runs() {
+    let r = clean_run(NETWORK);
+    let cold = detail(&r, "Cold deploy");
+    assert!(
+        cold.contains("42 instances")
+            && cold.contains("ingress rule(s) on security group netref-app"),
+        "{cold}"
+    );
+    let migrate = detail(&r, "Migrate");
+    assert!(
+        migrate.contains("42 of 42 instances accounted for"),
+        "{migrate}"
+    );
+    let rename = detail(&r, "Rename");
+    assert!(
+        rename.contains("exactly aws_security_group.bastion_renamed (update)"),
+        "{rename}"
+    );
+    let count = detail(&r, "Change count");
+    assert!(
+        count.contains("aws_ssm_parameter.private_subnet[2] (delete)")
+            && count.contains("aws_ssm_parameter.private_subnet[2] (create)"),
+        "{count}"
+    );
+    let green = detail(&r, "Greenfield apply");
+    assert!(
+        green.contains("42 added, 0 changed, 0 destroyed")
+            && green.contains("the two stock deploys hold differently"),
+        "{green}"
+    );
+    let local = detail(&r, "Plan with no local state");
+    assert!(local.contains("aws_eip.nat (create)"), "{local}");
+}
+
+/// The network estate's toggles, as its manifest and root aim them.
+fn network_toggles(cold: bool) -> Vec<Toggle> {
+    let net = Estate::load(&workspace().join("estates"), NETWORK).unwrap();
+    Toggle::ALL
+        .into_iter()
+        .filter(|t| net.unaimed(*t).is_none() && (t.stage() == StageId::ColdDeploy) == cold)
+        .collect()
+}
+
+#[test]
+fn break_network_cold_state_cold_inventory_cold_markers_cold_undeclared() {
+    let toggles = network_toggles(true);
+    assert_eq!(
+        toggles,
+        [
+            Toggle::ColdState,
+            Toggle::ColdInventory,
+            Toggle::ColdMarkers,
+            Toggle::ColdUndeclared
+        ]
+    );
+    broken_together(NETWORK, &toggles, Some(StageId::ColdDeploy));
+}
+
+#[test]
+fn break_network_every_toggle_after_cold_deploy() {
+    let toggles = network_toggles(false);
+    assert_eq!(toggles.len(), 35, "{toggles:?}");
+    broken_together(NETWORK, &toggles, None);
 }
 
 /// Run with `toggles` on, stopping after `stop_after` when given, and
