@@ -3,7 +3,7 @@
 //! instance's object by.
 
 use super::Planner;
-use crate::addr::{ModuleStep, ResourceInstanceAddr};
+use crate::addr::{ModuleStep, ResourceInstanceAddr, Target};
 use crate::config::Module;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::module::{expansion, Instance};
@@ -105,41 +105,74 @@ impl<P> Planner<'_, '_, P> {
 }
 
 /// The addresses a `moved` block of `module` renames to `new` (whole
-/// resources or single instances), its addresses taken within the module
-/// instance `within`.
+/// resources or single instances, whole module calls or single module
+/// instances), its addresses taken within the module instance `within`.
 fn moved_to(
     module: &Module,
     within: &[ModuleStep],
     new: &ResourceInstanceAddr,
 ) -> Vec<ResourceInstanceAddr> {
-    let whole = ResourceInstanceAddr {
-        key: None,
-        ..new.clone()
-    };
+    let inside =
+        |path: Vec<ModuleStep>| -> Vec<ModuleStep> { within.iter().cloned().chain(path).collect() };
     module
         .moved
         .iter()
         .filter_map(|m| {
             let (Ok(from), Ok(to)) = (
-                expr_text(&m.from).parse::<ResourceInstanceAddr>(),
-                expr_text(&m.to).parse::<ResourceInstanceAddr>(),
+                expr_text(&m.from).parse::<Target>(),
+                expr_text(&m.to).parse::<Target>(),
             ) else {
                 return None;
             };
-            let inside = |a: ResourceInstanceAddr| ResourceInstanceAddr {
-                module: within.iter().cloned().chain(a.module).collect(),
-                ..a
-            };
-            let (from, to) = (inside(from), inside(to));
-            if to == *new {
-                Some(from)
-            } else if from.key.is_none() && to.key.is_none() && to == whole {
-                Some(ResourceInstanceAddr {
-                    key: new.key.clone(),
-                    ..from
-                })
-            } else {
-                None
+            match (from, to) {
+                (Target::Resource(from), Target::Resource(to)) => {
+                    let from = ResourceInstanceAddr {
+                        module: inside(from.module),
+                        ..from
+                    };
+                    let to = ResourceInstanceAddr {
+                        module: inside(to.module),
+                        ..to
+                    };
+                    let whole = ResourceInstanceAddr {
+                        key: None,
+                        ..new.clone()
+                    };
+                    if to == *new {
+                        Some(from)
+                    } else if from.key.is_none() && to.key.is_none() && to == whole {
+                        Some(ResourceInstanceAddr {
+                            key: new.key.clone(),
+                            ..from
+                        })
+                    } else {
+                        None
+                    }
+                }
+                (Target::Module(from), Target::Module(to)) => {
+                    let (from, to) = (inside(from), inside(to));
+                    let n = to.len();
+                    let (head, rest) = (new.module.get(..n)?, &new.module[n..]);
+                    let mut old = from;
+                    if head != to.as_slice() {
+                        // A whole call's move keeps each instance's key.
+                        let (last, to_last) = (old.last_mut()?, &to[n - 1]);
+                        let same_call = head[..n - 1] == to[..n - 1]
+                            && head[n - 1].name == to_last.name
+                            && to_last.key.is_none()
+                            && last.key.is_none();
+                        if !same_call {
+                            return None;
+                        }
+                        last.key = head[n - 1].key.clone();
+                    }
+                    old.extend(rest.iter().cloned());
+                    Some(ResourceInstanceAddr {
+                        module: old,
+                        ..new.clone()
+                    })
+                }
+                _ => None,
             }
         })
         .collect()
@@ -188,5 +221,41 @@ mod tests {
             [addr("aws_sqs_queue.old[1]")],
             "a whole resource's move keeps each instance's key"
         );
+    }
+
+    #[test]
+    fn a_moved_block_renames_a_module_call_and_everything_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "moved {\n  from = module.old\n  to   = module.new\n}\nmoved {\n  from = module.one\n  to   = module.many[\"a\"]\n}\n",
+        )
+        .unwrap();
+        let (module, d) = crate::config::load(dir.path());
+        assert!(!d.has_errors(), "{d}");
+        let addr = |s: &str| s.parse::<ResourceInstanceAddr>().unwrap();
+        for (new, old) in [
+            ("module.new.aws_sqs_queue.q", "module.old.aws_sqs_queue.q"),
+            (
+                "module.new[\"k\"].module.inner.aws_sqs_queue.q[1]",
+                "module.old[\"k\"].module.inner.aws_sqs_queue.q[1]",
+            ),
+            (
+                "module.many[\"a\"].aws_sqs_queue.q",
+                "module.one.aws_sqs_queue.q",
+            ),
+        ] {
+            assert_eq!(moved_to(&module, &[], &addr(new)), [addr(old)], "{new}");
+        }
+        for unmoved in [
+            "module.many[\"b\"].aws_sqs_queue.q",
+            "module.newer.aws_sqs_queue.q",
+            "aws_sqs_queue.q",
+        ] {
+            assert!(
+                moved_to(&module, &[], &addr(unmoved)).is_empty(),
+                "{unmoved}"
+            );
+        }
     }
 }
