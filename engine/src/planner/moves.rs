@@ -228,7 +228,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("main.tf"),
-            "moved {\n  from = module.old\n  to   = module.new\n}\nmoved {\n  from = module.one\n  to   = module.many[\"a\"]\n}\n",
+            "moved {\n  from = module.old\n  to   = module.new\n}\nmoved {\n  from = module.one\n  to   = module.many[\"a\"]\n}\nmoved {\n  from = module.vpc\n  to   = module.networking.module.vpc\n}\n",
         )
         .unwrap();
         let (module, d) = crate::config::load(dir.path());
@@ -243,6 +243,10 @@ mod tests {
             (
                 "module.many[\"a\"].aws_sqs_queue.q",
                 "module.one.aws_sqs_queue.q",
+            ),
+            (
+                "module.networking.module.vpc.aws_vpc.this[0]",
+                "module.vpc.aws_vpc.this[0]",
             ),
         ] {
             assert_eq!(moved_to(&module, &[], &addr(new)), [addr(old)], "{new}");
