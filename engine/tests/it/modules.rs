@@ -1,8 +1,8 @@
 //! A root calling local child modules (once, with `for_each`, with `count`,
 //! and a module nested in each instance) planned by stock terraform and by
-//! the engine, then applied, replanned, shrunk and destroyed by the engine
-//! against the real aws provider and a real moto, read back with the AWS
-//! CLI.
+//! the engine, then applied, replanned, shrunk, renamed with a `moved`
+//! block and destroyed by the engine against the real aws provider and a
+//! real moto, read back with the AWS CLI.
 
 use crate::support::{aws_provider, terraform, text, write_live, Moto, Workdir};
 use std::collections::BTreeMap;
@@ -327,6 +327,41 @@ fn a_root_calling_modules_plans_as_terraform_does_and_applies_each_instance() {
     assert_eq!(markers.len(), 4, "{markers:?}");
     assert!(!parameter_names(&moto).contains(&"/it/mod/each-b".to_string()));
     assert_eq!(parameter_names(&moto).len(), 5);
+
+    // A module call renamed with a moved block, as a module's upgrade
+    // does: its objects, nested module's included, are found under the old
+    // path and only their markers change; nothing is created or destroyed.
+    let main = e.dir.path().join("main.tf");
+    let renamed = std::fs::read_to_string(&main)
+        .unwrap()
+        .replace("module \"one\"", "module \"first\"")
+        .replace("module.one.url", "module.first.url")
+        + "\nmoved {\n  from = module.one\n  to   = module.first\n}\n";
+    std::fs::write(&main, renamed).unwrap();
+    let moved = e.engine(&["plan", "-var", "envs=[\"a\"]"]);
+    let out = text(&moved);
+    assert!(moved.status.success(), "{out}");
+    assert_eq!(
+        headlines(&out),
+        [
+            "# module.first.aws_sqs_queue.q will be updated in-place",
+            "# module.first.module.param.aws_ssm_parameter.p will be updated in-place",
+        ]
+    );
+    assert!(
+        out.contains("# (moved from module.one.aws_sqs_queue.q)")
+            && out.contains("# (moved from module.one.module.param.aws_ssm_parameter.p)"),
+        "{out}"
+    );
+    assert_eq!(summary(&out), "Plan: 0 to add, 2 to change, 0 to destroy.");
+    let applied = e.engine(&["apply", "-auto-approve", "-var", "envs=[\"a\"]"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert_eq!(
+        queue_markers(&moto)["it-mod-one"].as_deref(),
+        Some("module.first.aws_sqs_queue.q")
+    );
+    let replan = e.engine(&["plan", "-detailed-exitcode", "-var", "envs=[\"a\"]"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
 
     // Destroy leaves nothing that carries the marker.
     let destroyed = e.engine(&["destroy", "-auto-approve", "-var", "envs=[\"a\"]"]);
