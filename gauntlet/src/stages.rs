@@ -607,6 +607,17 @@ pub(crate) fn unexplained_by_records<'c>(
         .collect()
 }
 
+/// What a page adds when a plan without records changes more than it
+/// creates: the instances that follow the lost ones.
+pub(crate) fn following_words(changes: &[(String, Action)]) -> &'static str {
+    match changes.iter().any(|(_, a)| *a != Action::Create) {
+        true => {
+            "; its other changes are of instances that depend on them and follow the new objects"
+        }
+        false => "",
+    }
+}
+
 /// What of a state the witness could not read, for the page: `` when it
 /// read everything, else `; not read: ...` naming the types with no way to
 /// name an object (no ARN), the untagged objects by ARN (the tagging API

@@ -1233,9 +1233,10 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
                 format!("nothing ({})", without.summary_line())
             } else {
                 format!(
-                    "{} ({}): the creates are of instances only a record finds ({why}), the other changes of instances that depend on them and follow the new objects, the one case this assertion allows; nothing else is created and nothing is destroyed",
+                    "exactly {} ({}): {why}, so a record is the only way to find them{}, the one case this assertion allows; nothing else is created or changed, and nothing is destroyed",
                     without.describe(),
                     without.summary_line(),
+                    super::following_words(&without.changes),
                 )
             }
         ))

@@ -80,15 +80,16 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
                 super::unexplained_by_records(&plan.changes, &cold.estate_state, &only_records);
             let shape = if unexplained.is_empty() && with.is_empty() {
                 Ok(format!(
-                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes {} ({}): creates of instances only a record finds ({}), and changes of the instances that depend on them and follow the new objects; nothing else is created, changed or replaced, nothing is destroyed, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
+                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes exactly {} ({}): {}{}; nothing else is created or changed, nothing is destroyed, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
                     with.summary_line(),
                     plan.describe(),
                     plan.summary_line(),
                     if only_records.is_empty() {
-                        "nothing is found by a record alone"
+                        "nothing is found by a record alone".to_owned()
                     } else {
-                        &why
+                        format!("{why}, so only a record finds them")
                     },
+                    super::following_words(&plan.changes),
                 ))
             } else {
                 Err(format!(
