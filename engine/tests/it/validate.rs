@@ -219,13 +219,9 @@ fn estate_roots_are_valid() {
         if !src.join("estate.toml").is_file() {
             continue;
         }
+        // The whole folder: a root calls its local modules (./endpoints).
         let root = tempfile::tempdir().unwrap();
-        for f in std::fs::read_dir(&src).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_some_and(|x| x == "tf") {
-                std::fs::copy(&f, root.path().join(f.file_name().unwrap())).unwrap();
-            }
-        }
+        copy_tree(&src, root.path());
         let (theirs, ours) = judge.both(root.path());
         assert!(theirs.valid, "{}: terraform says {theirs:?}", src.display());
         assert!(ours.valid, "{}: choudoufu says {ours:?}", src.display());

@@ -6,7 +6,7 @@ use std::fs;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::Path;
 
-use crate::{assert_nothing_left, finish, workspace, Finished, Scratch, ESTATE, PLATFORM};
+use crate::{assert_nothing_left, finish, workspace, Finished, Scratch, ESTATE, NETWORK, PLATFORM};
 
 /// The run stopped with exit code 2, said `what` on stderr, and wrote a page
 /// for `estate` that says so too.
@@ -175,7 +175,7 @@ fn an_unknown_estate() {
     );
     assert!(
         out.stderr
-            .contains(&format!("known estates: {PLATFORM}, {ESTATE}")),
+            .contains(&format!("known estates: {NETWORK}, {PLATFORM}, {ESTATE}")),
         "{}",
         out.stderr
     );
