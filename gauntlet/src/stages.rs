@@ -958,3 +958,51 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
         plans: vec![StagePlan::Stock(Side::Oracle, plan)],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst(addr: &str, dependencies: &[&str]) -> StateInstance {
+        let addr: engine::addr::ResourceInstanceAddr = addr.parse().unwrap();
+        StateInstance {
+            type_name: addr.type_name.clone(),
+            addr,
+            values: serde_json::Value::Null,
+            dependencies: dependencies.iter().map(|d| (*d).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_lost_record_explains_its_create_and_what_follows_it_but_no_destroy() {
+        let state = [
+            inst("aws_eip.nat", &[]),
+            inst("aws_nat_gateway.main", &["aws_eip.nat", "aws_subnet.a"]),
+            inst(
+                "aws_route.private",
+                &["aws_eip.nat", "aws_nat_gateway.main"],
+            ),
+            inst("aws_subnet.a", &[]),
+        ];
+        let record_only: BTreeSet<String> = ["aws_eip.nat".to_owned()].into();
+        let change = |a: &str, x| (a.to_owned(), x);
+        let changes = [
+            change("aws_eip.nat", Action::Create),
+            change("aws_nat_gateway.main", Action::Replace),
+            change("aws_route.private", Action::Update),
+            change("aws_nat_gateway.main", Action::Delete),
+            change("aws_subnet.a", Action::Update),
+            change("aws_subnet.b", Action::Create),
+        ];
+        let unexplained: Vec<&str> = unexplained_by_records(&changes, &state, &record_only)
+            .into_iter()
+            .map(|(a, x)| match x {
+                Action::Delete => "a destroy",
+                _ => a.as_str(),
+            })
+            .collect();
+        assert_eq!(unexplained, ["a destroy", "aws_subnet.a", "aws_subnet.b"]);
+        assert!(following_words(&changes[..1]).is_empty());
+        assert!(following_words(&changes[..2]).contains("depend on them"));
+    }
+}

@@ -1838,6 +1838,41 @@ mod tests {
     }
 
     #[test]
+    fn differing_paths_name_each_leaf_that_differs_under_its_object() {
+        let a = json!({
+            "parameter /nat/ip": {"Parameter": {"Value": "1.2.3.4", "Type": "String"}},
+            "nat_gateway x": {"State": "available"},
+            "only here": {"A": 1}
+        });
+        let b = json!({
+            "parameter /nat/ip": {"Parameter": {"Value": "5.6.7.8", "Type": "String"}},
+            "nat_gateway x": {"State": "available"}
+        });
+        let paths = differing_paths(&a, &b);
+        assert_eq!(
+            paths.into_iter().collect::<Vec<_>>(),
+            ["parameter /nat/ip.Parameter.Value"]
+        );
+        let skip: BTreeSet<String> = ["parameter /nat/ip.Parameter.Value".to_owned()].into();
+        let mut out = Vec::new();
+        differences_but(
+            &a["parameter /nat/ip"],
+            &b["parameter /nat/ip"],
+            "parameter /nat/ip",
+            &skip,
+            &mut out,
+        );
+        assert!(out.is_empty(), "{out:?}");
+        differences(
+            &a["parameter /nat/ip"],
+            &b["parameter /nat/ip"],
+            "parameter /nat/ip",
+            &mut out,
+        );
+        assert_eq!(out.len(), 1, "{out:?}");
+    }
+
+    #[test]
     fn marker_tags_are_found_by_key() {
         let hits = marker_tags(
             "arn:q",
