@@ -198,13 +198,13 @@ pub fn two_applies_at_once(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutp
         Err(p.join("; "))
     };
 
-    // A run killed while it holds the lock.
+    // A run killed while it holds the lock. It is never approved (its
+    // stdin stays open and silent), so it changes nothing before the kill
+    // however fast it plans: an approved one could destroy the queue first.
     clock.say("Two applies at once: an apply killed with SIGKILL while it holds the lock");
     fs::remove_file(&file).map_err(io)?;
-    let mut cmd = lane
-        .engine
-        .command(&["apply", "-auto-approve", "-no-color"], &[]);
-    cmd.stdin(Stdio::null())
+    let mut cmd = lane.engine.command(&["apply", "-no-color"], &[]);
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut doomed = Guard::spawn(cmd, "choudoufu apply").map_err(EngineError::from)?;
@@ -262,7 +262,7 @@ pub fn two_applies_at_once(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutp
     }
     let broken = if p.is_empty() {
         Ok(format!(
-            "with {BLOCK} removed from the root, an apply was killed with SIGKILL the moment its lock (ID {dead_id}) appeared, leaving the lock behind as a dead CI runner would; the next apply was refused at exit 1, \"{}\", naming that lock and \"{hint}\"; `choudoufu force-unlock -force {dead_id}` said \"{}\", and one more apply applied {destroyed}: the AWS CLI finds no {queue} and no lock",
+            "with {BLOCK} removed from the root, an apply awaiting its approval was killed with SIGKILL the moment its lock (ID {dead_id}) appeared, leaving the lock behind as a dead CI runner would; the next apply was refused at exit 1, \"{}\", naming that lock and \"{hint}\"; `choudoufu force-unlock -force {dead_id}` said \"{}\", and one more apply applied {destroyed}: the AWS CLI finds no {queue} and no lock",
             refusal
                 .lines()
                 .find(|l| l.contains("is locked by another run"))
