@@ -497,10 +497,7 @@ pub fn cold_deploy(
             || described(lane.oracle_twin(), &oracle_live),
         );
         let (estate_described, oracle_described) = (estate_described?, oracle_described?);
-        let unstable = crate::witness::differing_paths(
-            &serde_json::json!(estate_described),
-            &serde_json::json!(oracle_described),
-        );
+        let unstable = crate::witness::differing_paths(&estate_described, &oracle_described);
         (oracle_described, unstable)
     } else {
         Default::default()

@@ -1572,50 +1572,52 @@ pub fn differences_but(
     skip: &BTreeSet<String>,
     out: &mut Vec<String>,
 ) {
+    each_difference(a, b, path.to_owned(), &mut |path, a, b| {
+        if !skip.contains(&path) {
+            out.push(format!("{path}: {a} != {b}"));
+        }
+    });
+}
+
+/// The paths at which two descriptions by key differ, each under its key
+/// (`parameter /a.Parameter.Value`); keys only one side holds are left out.
+pub fn differing_paths(
+    a: &BTreeMap<String, Value>,
+    b: &BTreeMap<String, Value>,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (k, x) in a {
+        if let Some(y) = b.get(k) {
+            each_difference(x, y, k.clone(), &mut |path, _, _| {
+                out.insert(path);
+            });
+        }
+    }
+    out
+}
+
+/// Calls `found` with the path and both sides of every leaf at which two
+/// JSON values differ, objects compared key by key (a key one side lacks
+/// is null there), anything else whole.
+fn each_difference(
+    a: &Value,
+    b: &Value,
+    path: String,
+    found: &mut impl FnMut(String, &Value, &Value),
+) {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            for k in keys {
+            for k in x.keys().chain(y.keys()).collect::<BTreeSet<_>>() {
                 let (va, vb) = (
                     x.get(k).unwrap_or(&Value::Null),
                     y.get(k).unwrap_or(&Value::Null),
                 );
-                differences_but(va, vb, &format!("{path}.{k}"), skip, out);
+                each_difference(va, vb, format!("{path}.{k}"), found);
             }
         }
-        _ if a != b && !skip.contains(path) => out.push(format!("{path}: {a} != {b}")),
+        _ if a != b => found(path, a, b),
         _ => {}
     }
-}
-
-/// The paths at which two JSON objects differ, each key of the top level
-/// a path's first part (`parameter /a.Parameter.Value`).
-pub fn differing_paths(a: &Value, b: &Value) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let (Value::Object(x), Value::Object(y)) = (a, b) else {
-        return out;
-    };
-    fn walk(a: &Value, b: &Value, path: String, out: &mut BTreeSet<String>) {
-        match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                for k in x.keys().chain(y.keys()).collect::<BTreeSet<_>>() {
-                    let (va, vb) = (
-                        x.get(k).unwrap_or(&Value::Null),
-                        y.get(k).unwrap_or(&Value::Null),
-                    );
-                    walk(va, vb, format!("{path}.{k}"), out);
-                }
-            }
-            _ if a != b => {
-                out.insert(path);
-            }
-            _ => {}
-        }
-    }
-    for k in x.keys().filter(|k| y.contains_key(*k)) {
-        walk(&x[k], &y[k], k.clone(), &mut out);
-    }
-    out
 }
 
 /// Whether a UUID (8-4-4-4-12 hex digits, not followed by a letter or
@@ -1848,7 +1850,10 @@ mod tests {
             "parameter /nat/ip": {"Parameter": {"Value": "5.6.7.8", "Type": "String"}},
             "nat_gateway x": {"State": "available"}
         });
-        let paths = differing_paths(&a, &b);
+        let by_key = |v: &Value| -> BTreeMap<String, Value> {
+            v.as_object().unwrap().clone().into_iter().collect()
+        };
+        let paths = differing_paths(&by_key(&a), &by_key(&b));
         assert_eq!(
             paths.into_iter().collect::<Vec<_>>(),
             ["parameter /nat/ip.Parameter.Value"]
