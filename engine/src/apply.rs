@@ -88,7 +88,7 @@ pub const DEFAULT_PARALLELISM: usize = 10;
 /// Keeps the root outputs a whole apply left (none after a destroy) in
 /// the record store, for the next plan's "Changes to Outputs". A targeted
 /// apply leaves them as they were, as its plan did.
-fn keep_outputs(
+async fn keep_outputs(
     req: &Request<'_>,
     store: &RecordStore,
     outputs: &BTreeMap<String, Value>,
@@ -104,7 +104,7 @@ fn keep_outputs(
             (name.clone(), OutputRecord::of(v, sensitive))
         })
         .collect();
-    store.put_outputs(&kept).map_err(|e| {
+    store.put_outputs(&kept).await.map_err(|e| {
         Diagnostics::from(Diagnostic::error(
             "Failed to keep the outputs",
             format!("Every change was applied and recorded, but {e}."),
@@ -176,7 +176,8 @@ pub async fn apply<L: Launcher>(
     done.outputs = walk.values.root().outputs.clone();
     done.cancelled = cancelled;
     match result {
-        Ok(()) if !walk.failure.has_errors() => match keep_outputs(req, store, &done.outputs) {
+        Ok(()) if !walk.failure.has_errors() => match keep_outputs(req, store, &done.outputs).await
+        {
             Ok(()) => Ok(done),
             Err(d) => Err((done, d)),
         },
@@ -389,11 +390,11 @@ impl<'a> Walk<'a> {
                     .await
                     .expect("the semaphore is never closed");
                 destroy_live(shared, &provider, step, Some(&old.key), prior).await?;
-                forget_deposed(shared.store, step, &old.key)?;
+                forget_deposed(shared.store, step, &old.key).await?;
             }
         }
         for addr in &self.planned.stale_records {
-            shared.store.remove(addr).map_err(|e| {
+            shared.store.remove(addr).await.map_err(|e| {
                 Diagnostics::from(Diagnostic::error("Failed to remove record", e.to_string()))
             })?;
         }
@@ -701,7 +702,7 @@ async fn change<P: Provider + Clone>(
                     prior,
                 );
                 r.id = step.id.clone().or(r.id);
-                shared.store.put(&r).map_err(|e| {
+                shared.store.put(&r).await.map_err(|e| {
                     Diagnostics::from(Diagnostic::error("Failed to write record", e.to_string()))
                 })?;
             }
@@ -723,13 +724,13 @@ async fn destroy_deposed<P: Provider + Clone>(
 ) -> Result<(), Diagnostics> {
     for d in &step.deposed {
         destroy_live(shared, provider, step, Some(&d.entry.key), &d.state).await?;
-        forget_deposed(shared.store, step, &d.entry.key)?;
+        forget_deposed(shared.store, step, &d.entry.key).await?;
     }
     Ok(())
 }
 
 /// Strikes a destroyed deposed object from the instance's record.
-fn forget_deposed(store: &RecordStore, step: &Step, key: &str) -> Result<(), Diagnostics> {
+async fn forget_deposed(store: &RecordStore, step: &Step, key: &str) -> Result<(), Diagnostics> {
     let failed = |e: crate::record::RecordError| {
         Diagnostics::from(
             Diagnostic::error(
@@ -741,7 +742,7 @@ fn forget_deposed(store: &RecordStore, step: &Step, key: &str) -> Result<(), Dia
     };
     if let Some(mut r) = store.get(&step.addr).map_err(failed)? {
         r.deposed.retain(|d| d.key != key);
-        store.put(&r).map_err(failed)?;
+        store.put(&r).await.map_err(failed)?;
     }
     Ok(())
 }
@@ -830,12 +831,12 @@ async fn create_or_update<P: Provider + Clone>(
         ));
         shared.done.borrow_mut().changed += 1;
     }
-    record(shared.store, step, &state, deposed)?;
+    record(shared.store, step, &state, deposed).await?;
     shared.committed(addr);
     Ok(state.value)
 }
 
-fn record(
+async fn record(
     store: &RecordStore,
     step: &Step,
     state: &ResourceState,
@@ -849,7 +850,7 @@ fn record(
         state,
     );
     r.deposed = deposed.to_vec();
-    store.put(&r).map_err(|e| {
+    store.put(&r).await.map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(
                 "Failed to write record",
@@ -873,7 +874,7 @@ async fn destroy_object<P: Provider + Clone>(
     let addr = &step.addr;
     destroy_live(shared, provider, step, None, prior).await?;
     if forget {
-        shared.store.remove(&addr.to_string()).map_err(|e| {
+        shared.store.remove(&addr.to_string()).await.map_err(|e| {
             Diagnostics::from(Diagnostic::error(
                 "Failed to remove record",
                 format!("{addr} is destroyed, but its record could not be removed: {e}."),
@@ -910,7 +911,7 @@ async fn forget_object<P: Provider + Clone>(
             .await
             .map_err(|e| failed(addr, e))?;
     }
-    shared.store.remove(&addr.to_string()).map_err(|e| {
+    shared.store.remove(&addr.to_string()).await.map_err(|e| {
         Diagnostics::from(Diagnostic::error(
             "Failed to remove record",
             format!("{addr} is no longer managed, but its record could not be removed: {e}."),

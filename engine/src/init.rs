@@ -95,23 +95,44 @@ pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagn
             sources,
         }
     })?;
-    let store = settings.record_store.join(&settings.estate);
-    writable(&store).map_err(|e| {
-        Diagnostics::from(Diagnostic::error(
-            "Record store not writable",
-            format!(
-                "The record store of estate \"{}\" is {}, where nothing can be written: {e}. Set record_store in {} to a directory this user can write.",
+    match &settings.record_store {
+        crate::live::RecordPlace::Local(base) => {
+            let store = base.join(&settings.estate);
+            writable(&store).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    "Record store not writable",
+                    format!(
+                        "The record store of estate \"{}\" is {}, where nothing can be written: {e}. Set record_store in {} to a directory this user can write.",
+                        settings.estate,
+                        store.display(),
+                        crate::live::FILE
+                    ),
+                ))
+            })?;
+            say(format!(
+                "- Estate \"{}\", record store {}",
                 settings.estate,
-                store.display(),
-                crate::live::FILE
-            ),
-        ))
-    })?;
-    say(format!(
-        "- Estate \"{}\", record store {}",
-        settings.estate,
-        store.strip_prefix(root).unwrap_or(&store).display()
-    ));
+                store.strip_prefix(root).unwrap_or(&store).display()
+            ));
+        }
+        crate::live::RecordPlace::Live => {
+            say(format!(
+                "- Estate \"{}\", records in the live system: {} (the default aws provider's account and region)",
+                settings.estate,
+                crate::record::ssm::LiveStore::place_of(&settings.estate)
+            ));
+            let earlier = crate::record::local::LocalStore::open(
+                &root.join(crate::live::LOCAL_RECORDS),
+                &settings.estate,
+            );
+            if !earlier.is_empty() {
+                say(format!(
+                    "- The records an earlier version left in {} move into the live system at the next apply",
+                    earlier.dir().strip_prefix(root).unwrap_or(earlier.dir()).display()
+                ));
+            }
+        }
+    }
 
     if !tree.children.is_empty() {
         say(bold("Initializing modules..."));

@@ -5,7 +5,8 @@
 //! ```hcl
 //! live {
 //!   estate       = "payments"            # the marker every object carries
-//!   record_store = ".choudoufu/records"  # where records live (default)
+//!   record_store = "live"                # records in the live system (default);
+//!                                        # "local", or a folder, keeps them here
 //!   strict {
 //!     secrets          = "refuse"
 //!     no_source_create = "refuse"
@@ -27,10 +28,24 @@ pub const FILE: &str = "live.hcl";
 pub struct Settings {
     /// The estate's name: the value of every object's `tofu-estate` marker.
     pub estate: String,
-    /// The record store's directory.
-    pub record_store: PathBuf,
+    /// Where the estate's records live.
+    pub record_store: RecordPlace,
     pub strict: Strict,
 }
+
+/// Where an estate's records live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordPlace {
+    /// In the live system, beside the estate lock: SSM parameters of the
+    /// root's default aws provider configuration.
+    Live,
+    /// In a local folder, holding one folder per estate.
+    Local(PathBuf),
+}
+
+/// The folder an earlier version of the engine kept every root's records
+/// in, and `record_store = "local"` keeps them in still.
+pub const LOCAL_RECORDS: &str = ".choudoufu/records";
 
 /// The strict profile's opt-in refusals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -141,9 +156,11 @@ pub fn load(root: &Path) -> Result<Settings, Diagnostics> {
             ));
         }
     }
-    let record_store = string(&block.body, "record_store", &mut diags)
-        .map(|p| root.join(p))
-        .unwrap_or_else(|| root.join(".choudoufu/records"));
+    let record_store = match string(&block.body, "record_store", &mut diags).as_deref() {
+        None | Some("live") => RecordPlace::Live,
+        Some("local") => RecordPlace::Local(root.join(LOCAL_RECORDS)),
+        Some(folder) => RecordPlace::Local(root.join(folder)),
+    };
     let mut strict = Strict::default();
     for s in block.body.get_blocks("strict") {
         for attr in s.body.attributes() {
@@ -207,7 +224,19 @@ mod tests {
         let s = load(dir.path()).unwrap();
         assert_eq!(s.estate, "pay");
         assert!(s.strict.refuse_secrets && !s.strict.never_repair_markers);
-        assert_eq!(s.record_store, dir.path().join(".choudoufu/records"));
+        assert_eq!(s.record_store, RecordPlace::Live);
+        for (given, place) in [
+            ("local", RecordPlace::Local(dir.path().join(LOCAL_RECORDS))),
+            ("kept", RecordPlace::Local(dir.path().join("kept"))),
+            ("live", RecordPlace::Live),
+        ] {
+            std::fs::write(
+                dir.path().join(FILE),
+                format!("live {{\n  estate = \"pay\"\n  record_store = \"{given}\"\n}}\n"),
+            )
+            .unwrap();
+            assert_eq!(load(dir.path()).unwrap().record_store, place, "{given}");
+        }
     }
 
     #[test]

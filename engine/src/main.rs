@@ -159,6 +159,12 @@ enum Command {
         /// One output's name.
         name: Option<String>,
     },
+    /// Read the estate's record store: what the engine keeps of each
+    /// instance that the live system cannot tell it.
+    Records {
+        #[command(subcommand)]
+        command: RecordsCommand,
+    },
     /// Show information about the providers the root in the working
     /// directory requires.
     Providers {
@@ -201,6 +207,21 @@ struct PlanArgs {
     /// Plan without the record store (it is still written on apply).
     #[arg(long = "no-records")]
     no_records: bool,
+}
+
+#[derive(Subcommand)]
+enum RecordsCommand {
+    /// List the addresses the store holds a record of, as `terraform state
+    /// list` lists a state's.
+    List {
+        /// Print where the store is, every record whole and the outputs'
+        /// names, as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -257,6 +278,9 @@ fn main() -> ExitCode {
             no_color,
             name,
         } => return output(name.as_deref(), json, raw, no_color),
+        Command::Records {
+            command: RecordsCommand::List { json, no_color },
+        } => return cli::records::list(json, no_color),
         Command::ForceUnlock {
             lock_id,
             force,

@@ -217,7 +217,7 @@ pub async fn migrate<L: Launcher>(
     // The state's outputs become what the last apply left, so the first
     // plan after migrate proposes no output changes either.
     if !outputs.is_empty() {
-        store.put_outputs(&outputs).map_err(|e| {
+        store.put_outputs(&outputs).await.map_err(|e| {
             Diagnostics::from(Diagnostic::error(
                 "Failed to keep the outputs",
                 e.to_string(),
@@ -309,7 +309,7 @@ async fn migrate_one<L: Launcher>(
     if r.id.is_none() {
         return Outcome::Failed("the object has no ID to find it again by".into());
     }
-    if let Err(e) = store.put(&r) {
+    if let Err(e) = store.put(&r).await {
         return Outcome::Failed(e.to_string());
     }
     outcome

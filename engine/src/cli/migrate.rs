@@ -34,7 +34,15 @@ pub(crate) fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
             ws.sessions.close().await;
             return ExitCode::FAILURE;
         }
-        println!("Migrating {} into estate \"{}\":", state.display(), ws.settings.estate);
+        let store = match ws.open_records(&root, true, &mut crate::cli::plan::say_records).await {
+            Ok(s) => s,
+            Err(d) => {
+                eprint!("{}", diag::render_all(&d, ws.tree.module.sources(), style));
+                ws.sessions.close().await;
+                return ExitCode::FAILURE;
+            }
+        };
+        println!("Migrating {} into estate \"{}\", its records kept in {}:", state.display(), ws.settings.estate, store.place());
         let mut missed = Vec::new();
         let mut progress = |line: engine::migrate::Progress| {
             println!("  {line}");
@@ -42,7 +50,7 @@ pub(crate) fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
                 missed.push(line.to_string());
             }
         };
-        let result = engine::migrate::migrate(state, &ws.settings.estate, &mut ws.sessions, &ws.store, &mut progress).await;
+        let result = engine::migrate::migrate(state, &ws.settings.estate, &mut ws.sessions, &store, &mut progress).await;
         ws.sessions.close().await;
         match result {
             Ok(c) => {

@@ -7,5 +7,6 @@ pub mod migrate;
 pub mod output;
 pub mod plan;
 pub mod providers;
+pub mod records;
 pub mod unlock;
 pub mod validate;

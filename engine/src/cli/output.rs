@@ -1,7 +1,6 @@
 //! `choudoufu output`: the root outputs the last apply left, as `terraform
 //! output` prints them.
 
-use crate::report;
 use engine::diag;
 
 use std::process::ExitCode;
@@ -9,7 +8,6 @@ use std::process::ExitCode;
 /// `choudoufu output [-json | -raw] [NAME]`.
 pub(crate) fn output(name: Option<&str>, json: bool, raw: bool, no_color: bool) -> ExitCode {
     use diag::Diagnostic;
-    use engine::record::RecordStore;
     let style = diag::Style::new(!no_color);
     let fail = |d: Diagnostic| {
         eprint!(
@@ -18,21 +16,15 @@ pub(crate) fn output(name: Option<&str>, json: bool, raw: bool, no_color: bool) 
         );
         ExitCode::FAILURE
     };
-    let root = match std::env::current_dir() {
-        Ok(r) => r,
-        Err(e) => return report(Err(e.into())),
-    };
-    let settings = match engine::live::load(&root) {
-        Ok(s) => s,
-        Err(d) => {
-            eprint!("{}", diag::render_all(&d, &diag::Sources::default(), style));
-            return ExitCode::FAILURE;
-        }
-    };
-    let store = RecordStore::open(&settings.record_store, &settings.estate);
-    let outputs = match store.outputs() {
-        Ok(o) => o,
-        Err(e) => return fail(Diagnostic::error("Unreadable record", e.to_string())),
+    let mut read = None;
+    let code = crate::cli::records::with_store(style, |store| {
+        read = Some(store.outputs());
+        ExitCode::SUCCESS
+    });
+    let outputs = match read {
+        Some(Ok(o)) => o,
+        Some(Err(e)) => return fail(Diagnostic::error("Unreadable record", e.to_string())),
+        None => return code,
     };
     let not_kept = |name: &str| {
         Diagnostic::error(

@@ -71,7 +71,19 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
                 }
             }
         }
-        let code = plan_and_apply(&mut ws, args, mode, &root, &sources, style).await;
+        let write = matches!(mode, Mode::Apply { .. });
+        let store = match ws.open_records(&root, write, &mut say_records).await {
+            Ok(s) => s,
+            Err(d) => {
+                eprint!("{}", diag::render_all(&d, &sources, style));
+                if let Some(l) = lock {
+                    let _ = tokio::time::timeout(RELEASE_WITHIN, l.release()).await;
+                }
+                ws.sessions.close().await;
+                return ExitCode::FAILURE;
+            }
+        };
+        let code = plan_and_apply(&mut ws, &store, args, mode, &root, &sources, style).await;
         if let Some(l) = lock {
             let id = l.id();
             match tokio::time::timeout(RELEASE_WITHIN, l.release()).await {
@@ -85,6 +97,15 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
         ws.sessions.close().await;
         code
     })
+}
+
+/// What opening the record store has to say: a move of an earlier
+/// version's local records, or a warning that they are read beside it.
+pub(crate) fn say_records(line: String) {
+    match line.starts_with("Warning") {
+        true => eprintln!("{line}\n"),
+        false => println!("{line}\n"),
+    }
 }
 
 /// How long letting go of the estate lock may take before the command
@@ -153,6 +174,7 @@ pub(crate) fn parse_duration(text: &str) -> anyhow::Result<std::time::Duration> 
 /// Plans, and for `apply` and `destroy`, applies.
 pub(crate) async fn plan_and_apply(
     ws: &mut engine::workspace::Workspace,
+    store: &engine::record::RecordStore,
     args: &PlanArgs,
     mode: Mode,
     root: &std::path::Path,
@@ -189,7 +211,7 @@ pub(crate) async fn plan_and_apply(
             targets,
             plan_timestamp,
         };
-        let planned = match engine::planner::plan(&req, &mut ws.sessions, &ws.store).await {
+        let planned = match engine::planner::plan(&req, &mut ws.sessions, store).await {
             Ok(p) => p,
             Err(d) => {
                 eprint!("{}", diag::render_all(&d, &sources, style));
@@ -273,7 +295,7 @@ pub(crate) async fn plan_and_apply(
                     &req,
                     &planned,
                     &mut ws.sessions,
-                    &ws.store,
+                    store,
                     &mut progress,
                     args.parallelism,
                 )

@@ -215,7 +215,7 @@ fn run_case(dir: &Path) -> (String, Option<String>) {
             .unwrap_or_else(|e| panic!("case.toml: {e}"));
     }
     let settings = engine::live::load(&root).unwrap_or_else(|d| panic!("live.hcl: {d}"));
-    let store = RecordStore::open(&settings.record_store, &settings.estate);
+    let store = engine::record::local::LocalStore::open(&records_dir(&root), &settings.estate);
     for r in &case.record {
         store.put(r).unwrap();
     }
@@ -508,7 +508,7 @@ impl Step {
             }
             Step::Records => {
                 let settings = engine::live::load(root).unwrap();
-                let store = RecordStore::open(&settings.record_store, &settings.estate);
+                let store = RecordStore::open(&records_dir(root), &settings.estate);
                 let mut text = format!("# the records of estate \"{}\"\n", settings.estate);
                 for r in store.all().unwrap() {
                     let _ = write!(text, "{} ({})", r.address, r.type_name);
@@ -530,7 +530,7 @@ impl Step {
             }
             Step::LoseRecords => {
                 let settings = engine::live::load(root).unwrap();
-                let _ = std::fs::remove_dir_all(&settings.record_store);
+                let _ = std::fs::remove_dir_all(records_dir(root).join(&settings.estate));
                 "# the record store is lost\n".to_string()
             }
             Step::Calls => {
@@ -601,7 +601,7 @@ impl Opened {
                 resolved.insert(name.clone(), memory.resolved(&name));
             }
         }
-        let store = RecordStore::open(&settings.record_store, &settings.estate);
+        let store = RecordStore::open(&records_dir(root), &settings.estate);
         Ok(Opened {
             tree,
             settings,
@@ -895,4 +895,10 @@ fn diff(a: &str, b: &str) -> String {
         }
     }
     out
+}
+
+/// Where a scenario keeps its records: the local folder, since the
+/// in-memory provider serves no live store.
+fn records_dir(root: &Path) -> std::path::PathBuf {
+    root.join(engine::live::LOCAL_RECORDS)
 }

@@ -15,8 +15,10 @@ use crate::value::{Kind, Type, Value};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+pub mod local;
+pub mod ssm;
 
 /// One instance's record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,158 +228,93 @@ pub enum RecordError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("record {} is corrupt ({reason}); move it aside to plan without it, or restore it", path.display())]
-    Corrupt { path: PathBuf, reason: String },
+    #[error("record {place} is corrupt ({reason}); {remedy}")]
+    Corrupt {
+        place: String,
+        reason: String,
+        remedy: &'static str,
+    },
+    #[error("the record store {place}: {reason}")]
+    Live { place: String, reason: String },
 }
 
-/// The records of one estate.
-#[derive(Debug, Clone)]
-pub struct RecordStore {
-    dir: PathBuf,
+/// The records of one estate: in the live system (the default), or in a
+/// local folder.
+pub struct RecordStore(Backend);
+
+enum Backend {
+    Local(local::LocalStore),
+    Live(Box<ssm::LiveStore>),
 }
 
 impl RecordStore {
-    /// The store in `base/<estate>/` (created on first write).
+    /// The store in the folder `base/<estate>/` (created on first write).
     pub fn open(base: &Path, estate: &str) -> RecordStore {
-        RecordStore {
-            dir: base.join(estate),
-        }
+        RecordStore(Backend::Local(local::LocalStore::open(base, estate)))
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// The store in the live system, as read once.
+    pub fn live(store: ssm::LiveStore) -> RecordStore {
+        RecordStore(Backend::Live(Box::new(store)))
     }
 
-    fn path(&self, addr: &str) -> PathBuf {
-        let mut name = String::new();
-        for b in addr.bytes() {
-            if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
-                name.push(b as char);
-            } else {
-                name.push_str(&format!("%{b:02X}"));
-            }
+    /// Where the store is, as a person reads it.
+    pub fn place(&self) -> String {
+        match &self.0 {
+            Backend::Local(s) => format!("the folder {}", s.dir().display()),
+            Backend::Live(s) => s.place(),
         }
-        self.dir.join(format!("{name}.json"))
     }
 
     /// The record of `addr`, if there is one.
     pub fn get(&self, addr: &ResourceInstanceAddr) -> Result<Option<Record>, RecordError> {
-        let path = self.path(&addr.to_string());
-        let text = match std::fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(RecordError::Io { path, source }),
-        };
-        let record: Record = serde_json::from_slice(&text).map_err(|e| RecordError::Corrupt {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        if record.address != addr.to_string() {
-            return Err(RecordError::Corrupt {
-                path,
-                reason: format!("it names {} rather than {addr}", record.address),
-            });
+        match &self.0 {
+            Backend::Local(s) => s.get(addr),
+            Backend::Live(s) => s.get(addr),
         }
-        Ok(Some(record))
     }
 
-    /// Writes a record durably.
-    pub fn put(&self, record: &Record) -> Result<(), RecordError> {
-        let text = serde_json::to_vec_pretty(record).expect("records serialize");
-        self.write(&self.path(&record.address), &text)
-    }
-
-    /// Writes `text` to `path` durably (a temporary file renamed over the
-    /// old one).
-    fn write(&self, path: &Path, text: &[u8]) -> Result<(), RecordError> {
-        let io = |source| RecordError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let mut f = std::fs::File::create(&tmp).map_err(io)?;
-        f.write_all(text).map_err(io)?;
-        f.write_all(b"\n").map_err(io)?;
-        f.sync_all().map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
-    }
-
-    /// Removes the record of `addr`, if any.
-    pub fn remove(&self, addr: &str) -> Result<(), RecordError> {
-        remove_file(&self.path(addr))
-    }
-
-    fn outputs_path(&self) -> PathBuf {
-        self.dir.join("root.outputs")
+    /// Every record, sorted by address.
+    pub fn all(&self) -> Result<Vec<Record>, RecordError> {
+        match &self.0 {
+            Backend::Local(s) => s.all(),
+            Backend::Live(s) => s.all(),
+        }
     }
 
     /// The root module's outputs as the last apply left them.
     pub fn outputs(&self) -> Result<BTreeMap<String, OutputRecord>, RecordError> {
-        let path = self.outputs_path();
-        let text = match std::fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-            Err(source) => return Err(RecordError::Io { path, source }),
-        };
-        serde_json::from_slice(&text).map_err(|e| RecordError::Corrupt {
-            path,
-            reason: e.to_string(),
-        })
-    }
-
-    /// Keeps `outputs` as the root module's outputs; none removes the file.
-    pub fn put_outputs(&self, outputs: &BTreeMap<String, OutputRecord>) -> Result<(), RecordError> {
-        if outputs.is_empty() {
-            return remove_file(&self.outputs_path());
+        match &self.0 {
+            Backend::Local(s) => s.outputs(),
+            Backend::Live(s) => s.outputs(),
         }
-        let text = serde_json::to_vec_pretty(outputs).expect("outputs serialize");
-        self.write(&self.outputs_path(), &text)
     }
 
-    /// Every record, for the sweep of types only records can find.
-    pub fn all(&self) -> Result<Vec<Record>, RecordError> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(RecordError::Io {
-                    path: self.dir.clone(),
-                    source,
-                })
-            }
-        };
-        let mut out = Vec::new();
-        for e in entries.flatten() {
-            let path = e.path();
-            if path.extension().is_none_or(|x| x != "json") {
-                continue;
-            }
-            let text = std::fs::read(&path).map_err(|source| RecordError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            let r: Record = serde_json::from_slice(&text).map_err(|e| RecordError::Corrupt {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
-            out.push(r);
+    /// Writes a record durably.
+    pub async fn put(&self, record: &Record) -> Result<(), RecordError> {
+        match &self.0 {
+            Backend::Local(s) => s.put(record),
+            Backend::Live(s) => s.put(record).await,
         }
-        out.sort_by(|a, b| a.address.cmp(&b.address));
-        Ok(out)
     }
-}
 
-fn remove_file(path: &Path) -> Result<(), RecordError> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(RecordError::Io {
-            path: path.to_path_buf(),
-            source,
-        }),
+    /// Removes the record of `addr`, if any.
+    pub async fn remove(&self, addr: &str) -> Result<(), RecordError> {
+        match &self.0 {
+            Backend::Local(s) => s.remove(addr),
+            Backend::Live(s) => s.remove(addr).await,
+        }
+    }
+
+    /// Keeps `outputs` as the root module's outputs; none removes them.
+    pub async fn put_outputs(
+        &self,
+        outputs: &BTreeMap<String, OutputRecord>,
+    ) -> Result<(), RecordError> {
+        match &self.0 {
+            Backend::Local(s) => s.put_outputs(outputs),
+            Backend::Live(s) => s.put_outputs(outputs).await,
+        }
     }
 }
 
@@ -469,7 +406,7 @@ mod tests {
     #[test]
     fn outputs_round_trip_and_a_sensitive_one_keeps_only_its_digest() {
         let dir = tempfile::tempdir().unwrap();
-        let store = RecordStore::open(dir.path(), "pay");
+        let store = local::LocalStore::open(dir.path(), "pay");
         assert!(store.outputs().unwrap().is_empty());
         let url = Value::string("http://q".to_string());
         let secret = Value::string("hunter2".to_string());
@@ -504,7 +441,7 @@ mod tests {
     #[test]
     fn records_round_trip_and_corruption_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let store = RecordStore::open(dir.path(), "pay");
+        let store = local::LocalStore::open(dir.path(), "pay");
         let addr: ResourceInstanceAddr = "aws_ssm_parameter.shard[1]".parse().unwrap();
         assert_eq!(store.get(&addr).unwrap(), None);
         let mut r = Record {
