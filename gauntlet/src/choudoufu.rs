@@ -352,7 +352,7 @@ impl EngineRoot {
     /// A fresh copy of this root under `base`, as a new clone of its
     /// repository would be once `choudoufu init` ran in it: the `.tf`,
     /// `.tf.json` and `live.hcl` files and the dependency lock file only
-    /// (no record store, no state file), in `base/root`, with an empty home
+    /// (no local record store, no state file), in `base/root`, with an empty home
     /// and schema cache beside it.
     pub fn fresh_copy(&self, clock: &Clock, base: &Path) -> Result<EngineRoot, EngineError> {
         let io = |path: &Path| {
@@ -459,25 +459,6 @@ impl EngineRoot {
             return Err(Self::failed(&args, &out));
         }
         Ok(())
-    }
-
-    /// The record store of `estate` in this root.
-    pub fn records_dir(&self, estate: &str) -> PathBuf {
-        self.dir.join(".choudoufu").join("records").join(estate)
-    }
-
-    /// The record files in the store, by file name.
-    pub fn records(&self, estate: &str) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(self.records_dir(estate))
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".json"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
     }
 
     /// `choudoufu <args>`, whatever its exit code.

@@ -255,9 +255,10 @@ pub enum Toggle {
     /// Strict profile: an object whose address marker is wrong is refused,
     /// not re-marked. Broken by writing `marker_repair = "repair"`.
     StrictMarkers,
-    /// Plan with no local state: in a fresh copy of the root, with no record
-    /// store and no cache, the plan creates, destroys and replaces nothing
-    /// but what only a record finds. Broken by removing one queue's
+    /// Plan with no local state: in a fresh copy of the root (no local
+    /// folder, no cache, no state file, a separate HOME), with only the live
+    /// system and the record store it holds, the plan is "No changes.":
+    /// nothing to add, change or destroy. Broken by removing one queue's
     /// tofu-estate tag before the plan (and putting it back after).
     NoLocalState,
     /// Two applies at once: the second apply waits for the first's lock,

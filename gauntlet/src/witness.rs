@@ -22,7 +22,7 @@ use crate::substrate::Side;
 pub mod reads;
 mod tamper;
 
-pub use tamper::Handle;
+pub use tamper::{Handle, TakenParameters};
 
 use reads::Read;
 
@@ -31,6 +31,27 @@ const DESCRIBE_AT_ONCE: usize = 4;
 
 /// The tag keys that mark an object as an estate's.
 pub const MARKER_KEYS: [&str; 2] = ["tofu-estate", "tofu-address"];
+
+/// Where the engine keeps its own SSM parameters: every estate's lock
+/// (`/choudoufu/lock/<estate>`) and record store
+/// (`/choudoufu/records/<estate>/...`). Like terraform's state backend they
+/// are not part of an estate's inventory: the estate twin holds them and
+/// the oracle twin never does.
+pub const ENGINE_PARAMETERS: &str = "/choudoufu/";
+
+/// Whether a parameter is the engine's own (see [`ENGINE_PARAMETERS`]).
+pub fn engine_parameter(name: &str) -> bool {
+    name.starts_with(ENGINE_PARAMETERS)
+}
+
+/// The parameters an `ssm describe-parameters` answer lists, by name, less
+/// the engine's own.
+fn listed_parameters(v: &Value) -> Vec<String> {
+    strings(&v["Parameters"], Some("Name"))
+        .into_iter()
+        .filter(|n| !engine_parameter(n))
+        .collect()
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum WitnessError {
@@ -427,6 +448,49 @@ impl Inventory {
     }
 }
 
+/// One record of an estate's record store in the live system, as the
+/// witness reads it back: the record, decoded as the engine decodes it
+/// (`engine::record::ssm::Snapshot`), and the SSM parameters that hold it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRecord {
+    pub record: engine::record::Record,
+    /// The full names of the parameters holding it: its head
+    /// (`/choudoufu/records/<estate>/<key>`) first, then the head's parts
+    /// (`<head>-<gen>-<i>`, a value over 4000 bytes), in name order.
+    pub parameters: Vec<String>,
+}
+
+impl StoredRecord {
+    pub fn address(&self) -> &str {
+        &self.record.address
+    }
+}
+
+/// The records an estate's store holds, from its parameters (full name to
+/// value) under `path`: those that read back whole, by address, each with
+/// its head and every part of that head's name, current or left by a
+/// crashed write (the engine ignores the latter; taking them with the head
+/// leaves the store exactly as it was once they are put back).
+pub fn stored_records(path: &str, params: &BTreeMap<String, String>) -> Vec<StoredRecord> {
+    use engine::record::ssm;
+    let under = format!("{path}/");
+    let relative: BTreeMap<String, String> = params
+        .iter()
+        .filter_map(|(n, v)| Some((n.strip_prefix(&under)?.to_owned(), v.clone())))
+        .collect();
+    ssm::Snapshot::decode(&relative)
+        .records()
+        .into_iter()
+        .map(|record| {
+            let head = format!("{under}{}", ssm::key(&record.address));
+            let prefix = format!("{head}-");
+            let mut parameters = vec![head];
+            parameters.extend(params.keys().filter(|n| n.starts_with(&prefix)).cloned());
+            StoredRecord { record, parameters }
+        })
+        .collect()
+}
+
 /// A marker tag found on a live object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MarkerHit {
@@ -592,12 +656,14 @@ impl Witness {
                     "TableNames",
                     None,
                 );
-                let pa = list(
-                    has(Kind::Parameter),
-                    &["ssm", "describe-parameters"],
-                    "Parameters",
-                    Some("Name"),
-                );
+                let pa = s.spawn(move || -> Result<Vec<String>, WitnessError> {
+                    if !has(Kind::Parameter) {
+                        return Ok(Vec::new());
+                    }
+                    Ok(listed_parameters(
+                        &self.call(&["ssm", "describe-parameters"])?,
+                    ))
+                });
                 let ta = s.spawn(move || -> Result<Vec<String>, WitnessError> {
                     if !has(Kind::Tagged) {
                         return Ok(Vec::new());
@@ -1353,6 +1419,56 @@ impl Witness {
             .collect())
     }
 
+    /// Every parameter of `estate`'s record store in the live system
+    /// (`/choudoufu/records/<estate>/...`), full name to value: its
+    /// records' heads and parts and `root.outputs`. The CLI pages through
+    /// GetParametersByPath itself (moto answers ten a page) and prints the
+    /// pages as one list.
+    pub fn record_parameters(
+        &self,
+        estate: &str,
+    ) -> Result<BTreeMap<String, String>, WitnessError> {
+        let path = engine::record::ssm::path(estate);
+        let v = self.call(&[
+            "ssm",
+            "get-parameters-by-path",
+            "--path",
+            &path,
+            "--recursive",
+            "--with-decryption",
+        ])?;
+        Ok(v["Parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                Some((
+                    p["Name"].as_str()?.to_owned(),
+                    p["Value"].as_str()?.to_owned(),
+                ))
+            })
+            .collect())
+    }
+
+    /// The records `estate`'s store in the live system holds, by address:
+    /// those that read back whole, as the engine reads them.
+    pub fn records(&self, estate: &str) -> Result<Vec<StoredRecord>, WitnessError> {
+        let params = self.record_parameters(estate)?;
+        Ok(stored_records(&engine::record::ssm::path(estate), &params))
+    }
+
+    /// The record of `address` in `estate`'s store, if it holds one.
+    pub fn record_of(
+        &self,
+        estate: &str,
+        address: &str,
+    ) -> Result<Option<StoredRecord>, WitnessError> {
+        Ok(self
+            .records(estate)?
+            .into_iter()
+            .find(|r| r.address() == address))
+    }
+
     /// Create a parameter carrying `tags`.
     pub fn put_parameter_tagged(
         &self,
@@ -1875,6 +1991,75 @@ mod tests {
             &mut out,
         );
         assert_eq!(out.len(), 1, "{out:?}");
+    }
+
+    #[test]
+    fn the_engines_own_parameters_are_not_in_an_inventory() {
+        let answer = json!({"Parameters": [
+            {"Name": "/refaws/shard/0"},
+            {"Name": "/choudoufu/lock/reference-aws-stateful"},
+            {"Name": "/choudoufu/records/reference-aws-stateful/0123456789abcdef0123456789abcdef"},
+            {"Name": "/choudoufu/records/reference-aws-stateful/root.outputs"},
+            {"Name": "/choudoufu-not-the-engine"},
+            {"Name": "plain"}
+        ]});
+        assert_eq!(
+            listed_parameters(&answer),
+            ["/refaws/shard/0", "/choudoufu-not-the-engine", "plain"]
+        );
+        assert!(engine_parameter(&engine::record::ssm::path("e")));
+    }
+
+    #[test]
+    fn the_record_store_reads_back_as_the_engine_wrote_it() {
+        use engine::record::{ssm, Deposed, Record};
+        let path = ssm::path("e");
+        let small = Record {
+            address: "aws_sns_topic_subscription.s".into(),
+            type_name: "aws_sns_topic_subscription".into(),
+            id: Some("arn:aws:sns:us-east-1:123456789012:t:1".into()),
+            deposed: vec![Deposed {
+                key: "0a0b0c0d".into(),
+                id: "/old".into(),
+            }],
+            ..Record::default()
+        };
+        let mut large = Record {
+            address: r#"module.m["k"].aws_iam_policy.p"#.into(),
+            type_name: "aws_iam_policy".into(),
+            ..Record::default()
+        };
+        large.args.insert("policy".into(), json!("x".repeat(9000)));
+        let mut params = BTreeMap::new();
+        for (r, gen) in [(&small, "00000000"), (&large, "11111111")] {
+            let text = serde_json::to_string(r).unwrap();
+            for (name, value) in ssm::encode(&ssm::key(&r.address), &text, gen) {
+                params.insert(format!("{path}/{name}"), value);
+            }
+        }
+        params.insert(format!("{path}/root.outputs"), "{}".into());
+        // Another estate's store is not this one's.
+        params.insert(
+            format!("{}/{}", ssm::path("e2"), ssm::key("aws_sqs_queue.q")),
+            "{}".into(),
+        );
+        let read = stored_records(&path, &params);
+        assert_eq!(read.len(), 2);
+        let by = |a: &str| read.iter().find(|r| r.address() == a).unwrap();
+        let s = by("aws_sns_topic_subscription.s");
+        assert_eq!(s.record, small);
+        assert_eq!(
+            s.parameters,
+            [format!("{path}/{}", ssm::key(&small.address))]
+        );
+        let l = by(&large.address);
+        assert_eq!(l.record, large);
+        let head = format!("{path}/{}", ssm::key(&large.address));
+        assert_eq!(l.parameters[0], head);
+        assert_eq!(l.parameters.len(), 3, "{:?}", l.parameters);
+        assert!(l.parameters[1..]
+            .iter()
+            .all(|p| p.starts_with(&format!("{head}-11111111-"))));
     }
 
     #[test]

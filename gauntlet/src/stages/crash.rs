@@ -83,7 +83,7 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
         "Crash mid-apply: {FIRST} and {SECOND} added to both roots"
     ));
     write_both(lane, FILE, &blocks(prefix))?;
-    let records_before = lane.engine.records(&estate.name).len();
+    let records_before = e.witness.records(&estate.name)?.len();
     let target = format!("-target={FIRST}");
     let (killed, stock) = side_by_side(
         || {
@@ -107,7 +107,7 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
         },
     );
     let (killed, _) = (killed?, stock?);
-    let records_after = lane.engine.records(&estate.name).len();
+    let records_after = e.witness.records(&estate.name)?.len();
     let first_tags = e.witness.parameter_tags(&first)?;
     let first_there = e.witness.parameter_value(&first)?.is_some();
     let second_there = e.witness.parameter_value(&second)?.is_some();
@@ -139,7 +139,7 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     }
     let remainder = match (p.is_empty(), remainder) {
         (true, Ok(r)) => Ok(format!(
-            "an apply adding both was stopped by a real SIGTERM the engine sent itself ({HOOK}={FIRST}) the instant {FIRST}'s create committed, at -parallelism=1, exiting 1 with \"Operation interrupted\"; the AWS CLI finds {first} carrying {ESTATE_KEY}={} and no {second}; the interrupted apply wrote {} record(s) (files {records_before} -> {records_after}); stock was brought to the same position on the oracle twin with terraform apply {target}; from there {r}",
+            "an apply adding both was stopped by a real SIGTERM the engine sent itself ({HOOK}={FIRST}) the instant {FIRST}'s create committed, at -parallelism=1, exiting 1 with \"Operation interrupted\"; the AWS CLI finds {first} carrying {ESTATE_KEY}={} and no {second}; the interrupted apply wrote {} record(s) (records in the live store {records_before} -> {records_after}); stock was brought to the same position on the oracle twin with terraform apply {target}; from there {r}",
             estate.name,
             records_after.saturating_sub(records_before)
         )),
@@ -333,25 +333,16 @@ fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
     })
 }
 
-/// The IDs the record of [`WINDOW`] holds as deposed objects.
+/// The IDs the record of [`WINDOW`] holds as deposed objects, as the
+/// AWS CLI reads the record store in the live system.
 fn deposed(lane: &Lane) -> Result<Vec<String>, StepError> {
-    let path = lane
-        .engine
-        .records_dir(&lane.estate.name)
-        .join(format!("{WINDOW}.json"));
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(StepError::Io { path, source }),
-    };
-    let record: serde_json::Value = serde_json::from_str(&text).map_err(|e| StepError::Io {
-        path: path.clone(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-    })?;
-    Ok(record["deposed"]
-        .as_array()
+    let record = lane
+        .estate_twin()
+        .witness
+        .record_of(&lane.estate.name, WINDOW)?;
+    Ok(record
         .into_iter()
-        .flatten()
-        .filter_map(|d| d["id"].as_str().map(str::to_owned))
+        .flat_map(|r| r.record.deposed)
+        .map(|d| d.id)
         .collect())
 }

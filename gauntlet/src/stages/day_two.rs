@@ -27,8 +27,8 @@ use crate::witness::{
 
 use super::kit::{
     both_apply, both_ok, both_plans, describe, disturb, edit_root, io, marked_objects, retag,
-    same_as_stock, side_by_side, take_away, tampered, unstamp, verdict, ADDRESS_KEY, DRIFT_TAG,
-    ESTATE_KEY,
+    same_as_stock, side_by_side, store_place, take_away, tampered, unstamp, verdict, ADDRESS_KEY,
+    DRIFT_TAG, ESTATE_KEY,
 };
 use super::{
     missing_undeclared, put_back_undeclared, take_undeclared, ColdOutcome, Lane, StageOutput,
@@ -193,6 +193,7 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
     clock.say("Migrate: choudoufu migrate on the estate twin");
     let (m, out) = lane.engine.migrate(clock, &state_path)?;
 
+    let records = e.witness.records(&estate.name)?.len();
     let tamper = unstamp(lane, Toggle::MigrateMarkers)?;
     clock.say("Migrate: reading the markers back with the AWS CLI");
     let live = e.witness.inventory(&lane.kinds)?;
@@ -247,10 +248,10 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
         count_problems.is_empty(),
         if count_problems.is_empty() {
             format!(
-                "{} of {} instances accounted for: {m} (exit 0); the {tagged} of tagged types stamped, the {owned} owned through a parent recorded in {} record files",
+                "{} of {} instances accounted for: {m} (exit 0); the {tagged} of tagged types stamped, the {owned} owned through a parent recorded; the AWS CLI reads {records} records in the live store ({})",
                 m.total(),
                 state.len(),
-                lane.engine.records(&estate.name).len()
+                store_place(&estate.name)
             )
         } else {
             format!("{m}: {}", count_problems.join("; "))
@@ -1084,15 +1085,23 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
         let to = lane.engine.dir.join(f.file_name().unwrap_or_default());
         fs::copy(f, &to).map_err(io(f))?;
     }
-    let left = lane.engine.records(&estate.name).len();
-    let store = lane.engine.dir.join(".choudoufu");
-    if store.exists() {
-        fs::remove_dir_all(&store).map_err(io(&store))?;
+    // The destroy should have emptied the record store in the live system;
+    // whatever it left is deleted here, and the page says so.
+    let left: Vec<String> = e
+        .witness
+        .record_parameters(&estate.name)?
+        .into_keys()
+        .collect();
+    e.witness.delete_parameters(&left)?;
+    let local = lane.engine.dir.join(".choudoufu");
+    let local_left = local.exists();
+    if local_left {
+        fs::remove_dir_all(&local).map_err(io(&local))?;
     }
     let state_file = lane.engine.dir.join("terraform.tfstate").exists();
     clock.say("Greenfield apply: choudoufu apply from nothing on the estate twin");
     let (applied, _) = lane.engine.apply(clock, false)?;
-    let records = lane.engine.records(&estate.name).len();
+    let records = e.witness.records(&estate.name)?.len();
 
     let tamper = disturb(
         lane,
@@ -1167,7 +1176,20 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     }
     let inventory = if p.is_empty() {
         Ok(format!(
-            "choudoufu apply with no terraform.tfstate and an empty record store ({left} record files left by the destroy, then removed): {applied}; the AWS CLI describes all {} objects on the estate twin (the {} that existed before among them) field by field exactly as stock's cold deploy left the oracle twin, marker tags, timestamps, generated ids and versions left out{}",
+            "choudoufu apply with no terraform.tfstate and an empty record store ({}{}): {applied}; the AWS CLI describes all {} objects on the estate twin (the {} that existed before among them) field by field exactly as stock's cold deploy left the oracle twin, marker tags, timestamps, generated ids and versions left out{}",
+            match left.len() {
+                0 => format!("the destroy left no parameter under {}", engine::record::ssm::path(&estate.name)),
+                n => format!(
+                    "the destroy left {n} parameter(s) under {}, deleted with the AWS CLI before the apply: {}",
+                    engine::record::ssm::path(&estate.name),
+                    left.join(", ")
+                ),
+            },
+            if local_left {
+                "; a local .choudoufu folder in the working copy removed too"
+            } else {
+                ""
+            },
             described.len(),
             e.baseline.len(),
             match cold.unstable.len() {
@@ -1211,7 +1233,7 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     let mut p = Vec::new();
     if !with.is_empty() {
         p.push(format!(
-            "with the record store ({records} records): {} ({})",
+            "with the record store ({records} records in the live store): {} ({})",
             with.summary_line(),
             with.describe()
         ));
@@ -1227,7 +1249,8 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     }
     let replan = if p.is_empty() {
         Ok(format!(
-            "the replan with the record store ({records} records) is empty ({}); with -no-records it proposes {}",
+            "the replan with the record store ({records} records in the live store, {}) is empty ({}); with -no-records it proposes {}",
+            store_place(&estate.name),
             with.summary_line(),
             if without.is_empty() {
                 format!("nothing ({})", without.summary_line())

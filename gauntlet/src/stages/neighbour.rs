@@ -240,7 +240,7 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
     let after = Parts::read(w, n)?;
     tamper.restore()?;
     let own_after = lane.engine.plan(clock, &[])?;
-    let records = app.records(&n.estate).len();
+    let records: Vec<String> = w.record_parameters(&n.estate)?.into_keys().collect();
     let gone = Applied {
         destroyed: *blocks,
         ..Applied::default()
@@ -270,15 +270,18 @@ pub fn two_estates(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, Step
             own_after.describe()
         ));
     }
-    if records != 0 {
+    if !records.is_empty() {
         p.push(format!(
-            "the neighbour's record store still holds {records} records"
+            "the neighbour's record store in the live system still holds {} parameter(s): {}",
+            records.len(),
+            records.join(", ")
         ));
     }
     let teardown = if p.is_empty() {
         Ok(format!(
-            "choudoufu destroy of {} applied {destroyed}: the AWS CLI finds none of its parts, and {estate}'s queue policy, subscriptions, attached policies and table tags read exactly as before the neighbour came; {estate}'s plan: {}",
+            "choudoufu destroy of {} applied {destroyed}: the AWS CLI finds none of its parts and no parameter left under {}, and {estate}'s queue policy, subscriptions, attached policies and table tags read exactly as before the neighbour came; {estate}'s plan: {}",
             n.estate,
+            engine::record::ssm::path(&n.estate),
             own_after.summary_line()
         ))
     } else {

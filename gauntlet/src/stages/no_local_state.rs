@@ -1,21 +1,24 @@
 //! Plan with no local state: the estate twin's estate, as greenfield apply
-//! left it, planned from a fresh copy of the root (no record store, no
-//! schema cache, no state file; its lock file and `choudoufu init`, as a
-//! new clone of the repository gets them) with only the live system
-//! left.
+//! left it, planned from a fresh copy of the root (no local folder, no
+//! schema cache, no state file, a separate HOME; its lock file and
+//! `choudoufu init`, as a new clone of the repository gets them) with only
+//! the live system left, which holds the estate's record store.
 //!
-//! The plan in the working copy, with its record store, comes first; the
-//! estate twin's moto log counts the requests each plan made, and both
-//! figures go on the page. Stock terraform has no plan at all in this
-//! position: it would create everything again.
+//! The promise is strict: the fresh copy plans "No changes.", nothing to
+//! add, change or destroy, or the stage fails. The plan in the working
+//! copy comes first and must be empty too; the estate twin's moto log
+//! counts the requests each plan made, and both figures go on the page.
+//! Stock terraform has no plan at all in this position: it would create
+//! everything again.
 
 use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
+use crate::choudoufu::EnginePlan;
 use crate::stage::Toggle;
 
-use super::kit::{io, verdict};
+use super::kit::{io, store_place, verdict};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 /// Whether a line of moto's log is a request it served:
@@ -33,13 +36,16 @@ fn requests(log: &Path) -> Result<usize, StepError> {
     Ok(text.lines().filter(|l| served(l)).count())
 }
 
-pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+pub fn plan_with_no_local_state(
+    lane: &Lane,
+    _cold: &ColdOutcome,
+) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let e = lane.estate_twin();
     let estate = &lane.estate.name;
 
-    clock.say("Plan with no local state: choudoufu plan with the record store");
-    let records = lane.engine.records(estate).len();
+    clock.say("Plan with no local state: choudoufu plan in the estate twin's working copy");
+    let records = e.witness.records(estate)?.len();
     let before = requests(&e.moto_log)?;
     let started = Instant::now();
     let with = lane.engine.plan(clock, &[])?;
@@ -59,8 +65,6 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
     tamper.restore()?;
     let without = without?;
 
-    let live = e.witness.inventory(&lane.kinds)?;
-    let (only_records, why) = super::found_by_record_only(&cold.estate_state, &live)?;
     let figures = format!(
         "plan_requests_record_store={with_requests} plan_requests_no_local_state={without_requests} ratio={:.2}x (moto's log on the estate twin; {with_secs:.1}s and {without_secs:.1}s)",
         without_requests as f64 / with_requests.max(1) as f64
@@ -76,31 +80,7 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
                 .join(" ")
         )),
         Ok(plan) => {
-            let unexplained =
-                super::unexplained_by_records(&plan.changes, &cold.estate_state, &only_records);
-            let shape = if unexplained.is_empty() && with.is_empty() {
-                Ok(format!(
-                    "with the record store ({records} records) the plan is empty ({}); in a fresh copy of the root with no record store, no schema cache and no state file it proposes exactly {} ({}): {}{}; nothing else is created or changed, nothing is destroyed, every other instance bound by its identity and marker. {figures}. Stock terraform in this position has no plan at all",
-                    with.summary_line(),
-                    plan.describe(),
-                    plan.summary_line(),
-                    if only_records.is_empty() {
-                        "nothing is found by a record alone".to_owned()
-                    } else {
-                        format!("{why}, so only a record finds them")
-                    },
-                    super::following_words(&plan.changes),
-                ))
-            } else {
-                Err(format!(
-                    "with the record store: {} ({}); in the fresh copy: {} ({}), where no lost record explains {}. {figures}",
-                    with.summary_line(),
-                    with.describe(),
-                    plan.summary_line(),
-                    plan.describe(),
-                    super::kit::describe(&unexplained.into_iter().cloned().collect::<Vec<_>>())
-                ))
-            };
+            let shape = judge(&with, &plan, records, &figures, &store_place(estate));
             plans.push(StagePlan::Engine(plan));
             shape
         }
@@ -113,9 +93,77 @@ pub fn plan_with_no_local_state(lane: &Lane, cold: &ColdOutcome) -> Result<Stage
     })
 }
 
+/// The verdict on the two plans: both "No changes.", the working copy's
+/// (`with`) and the fresh copy's (`fresh`); `records` is how many records
+/// the live store (`place`) holds.
+fn judge(
+    with: &EnginePlan,
+    fresh: &EnginePlan,
+    records: usize,
+    figures: &str,
+    place: &str,
+) -> Result<String, String> {
+    if with.is_empty() && fresh.is_empty() {
+        return Ok(format!(
+            "in the estate twin's working copy the plan is empty ({}); in a fresh copy of the root with no local folder, no schema cache, no state file and a separate HOME it is empty too ({}): nothing to add, change or destroy, every instance bound from the live system alone, the {records} records of the estate's record store read there ({place}). {figures}. Stock terraform in this position has no plan at all",
+            with.summary_line(),
+            fresh.summary_line(),
+        ));
+    }
+    let mut p = Vec::new();
+    if !with.is_empty() {
+        p.push(format!(
+            "in the working copy: {} ({})",
+            with.summary_line(),
+            with.describe()
+        ));
+    }
+    if !fresh.is_empty() {
+        p.push(format!(
+            "in the fresh copy: {} ({}), where \"No changes.\" was required",
+            fresh.summary_line(),
+            fresh.describe()
+        ));
+    }
+    Err(format!(
+        "{}; the live store ({place}) holds {records} records. {figures}",
+        p.join("; ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_no_changes_in_both_copies_passes() {
+        let empty = EnginePlan::parse(
+            0,
+            "\nNo changes. Your infrastructure matches the configuration.\n",
+        );
+        let create = EnginePlan::parse(
+            2,
+            "  # aws_sns_topic_subscription.s will be created\n\nPlan: 1 to add, 0 to change, 0 to destroy.\n",
+        );
+        let ok = judge(
+            &empty,
+            &empty,
+            6,
+            "f",
+            "SSM parameters under /choudoufu/records/e",
+        );
+        assert!(ok.as_ref().is_ok_and(|s| s.contains("6 records")), "{ok:?}");
+        // A create of what only a record finds is no longer allowed.
+        let err = judge(&empty, &create, 6, "f", "p").unwrap_err();
+        assert!(
+            err.contains("in the fresh copy: Plan: 1 to add")
+                && err.contains("aws_sns_topic_subscription.s (create)"),
+            "{err}"
+        );
+        assert!(judge(&create, &empty, 6, "f", "p")
+            .unwrap_err()
+            .contains("in the working copy"));
+    }
 
     #[test]
     fn a_served_request_is_a_line_with_its_status() {

@@ -10,7 +10,6 @@
 //! so the stages after this one see the estate as it was.
 
 use std::fs;
-use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
@@ -18,6 +17,7 @@ use crate::choudoufu::{Action, Applied, EnginePlan, Output};
 use crate::oracle::Plan;
 use crate::stage::Toggle;
 use crate::substrate::Side;
+use crate::witness::TakenParameters;
 
 use super::kit::{
     both_apply, both_plans, io, put_back_parameter, remove_both, same_as_stock, side_by_side,
@@ -354,10 +354,11 @@ fn cbd(lane: &Lane, on: bool) -> Result<(), StepError> {
     fs::write(&path, text).map_err(io(&path))
 }
 
-/// What [`unbind`] took away: the old parameter and its record.
+/// What [`unbind`] took away: the old parameter and its record's
+/// parameters in the live store.
 struct Held {
     parameter: super::kit::Saved,
-    record: Option<(PathBuf, Vec<u8>)>,
+    record: Option<TakenParameters>,
 }
 
 impl Held {
@@ -365,15 +366,16 @@ impl Held {
         let w = &lane.estate_twin().witness;
         w.delete_parameter(old)?;
         put_back_parameter(w, old, &self.parameter)?;
-        if let Some((path, bytes)) = self.record {
-            fs::write(&path, bytes).map_err(io(&path))?;
+        if let Some(record) = &self.record {
+            w.put_back(record)?;
         }
         Ok(())
     }
 }
 
 /// Take away what binds the old parameter to the block: its address marker
-/// (the parameter is put back without it) and its record.
+/// (the parameter is put back without it) and its record in the live
+/// store.
 fn unbind(lane: &Lane, old: &str) -> Result<Held, StepError> {
     let w = &lane.estate_twin().witness;
     let parameter = take_parameter(w, old)?;
@@ -384,17 +386,9 @@ fn unbind(lane: &Lane, old: &str) -> Result<Held, StepError> {
         .cloned()
         .collect();
     w.put_parameter_tagged(old, &parameter.value, &unmarked)?;
-    let path = lane
-        .engine
-        .records_dir(&lane.estate.name)
-        .join(format!("{ADDR}.json"));
-    let record = match fs::read(&path) {
-        Ok(bytes) => {
-            fs::remove_file(&path).map_err(io(&path))?;
-            Some((path, bytes))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => return Err(StepError::Io { path, source }),
+    let record = match w.record_of(&lane.estate.name, ADDR)? {
+        Some(r) => Some(w.take_record(&r)?),
+        None => None,
     };
     Ok(Held { parameter, record })
 }

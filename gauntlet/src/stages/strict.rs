@@ -12,12 +12,11 @@
 //! working copy's `live.hcl` and the live system are put back afterwards.
 
 use std::fs;
-use std::path::PathBuf;
 
 use crate::stage::Toggle;
-use crate::witness::Handle;
+use crate::witness::{Handle, StoredRecord};
 
-use super::kit::{io, verdict, ADDRESS_KEY};
+use super::kit::{io, store_place, verdict, ADDRESS_KEY};
 use super::{ColdOutcome, Lane, StageOutput, StepError};
 
 /// The scratch file the refused blocks are written into.
@@ -115,27 +114,21 @@ fn refused_once(
 
 /// The record StrictSilent moves aside: the first of an instance only its
 /// record finds (a subscription; no tag and no read; a class the tagging
-/// API leaves out).
-fn silenced_record(lane: &Lane, cold: &ColdOutcome) -> Result<PathBuf, StepError> {
-    let dir = lane.engine.records_dir(&lane.estate.name);
-    let live = lane.estate_twin().witness.inventory(&lane.kinds)?;
+/// API leaves out), as the AWS CLI reads the record store in the live
+/// system.
+fn silenced_record(lane: &Lane, cold: &ColdOutcome) -> Result<StoredRecord, StepError> {
+    let w = &lane.estate_twin().witness;
+    let live = w.inventory(&lane.kinds)?;
     let (only, _) = super::found_by_record_only(&cold.estate_state, &live)?;
-    let address = |n: &String| -> Option<String> {
-        let text = fs::read_to_string(dir.join(n)).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        v["address"].as_str().map(str::to_owned)
-    };
-    let found = lane
-        .engine
-        .records(&lane.estate.name)
+    w.records(&lane.estate.name)?
         .into_iter()
-        .find(|n| address(n).is_some_and(|a| only.contains(&a)));
-    found.map(|n| dir.join(n)).ok_or_else(|| {
-        StepError::Knob(format!(
-            "the record store {} holds no record of an instance only its record finds",
-            dir.display()
-        ))
-    })
+        .find(|r| only.contains(r.address()))
+        .ok_or_else(|| {
+            StepError::Knob(format!(
+                "the record store ({}) holds no record of an instance only its record finds",
+                store_place(&lane.estate.name)
+            ))
+        })
 }
 
 pub fn strict_profile(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
@@ -160,21 +153,16 @@ fn arms(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     clock.say("Strict profile: choudoufu plan of the estate's root with every toggle on");
     let tamper = lane.tamper(
         Toggle::StrictSilent,
-        || {
-            let record = silenced_record(lane, cold)?;
-            let aside = record.with_extension("aside");
-            fs::rename(&record, &aside).map_err(io(&record))?;
-            Ok((record, aside))
-        },
-        |(record, aside)| fs::rename(&aside, &record).map_err(io(&aside)),
+        || Ok(e.witness.take_record(&silenced_record(lane, cold)?)?),
+        |taken| Ok(e.witness.put_back(&taken)?),
     )?;
     let silent = lane.engine.plan_or_refusal(clock, &[]);
     tamper.restore()?;
+    let records = e.witness.records(&lane.estate.name)?.len();
     let silent = match silent? {
         Ok(plan) if plan.is_empty() => Ok(format!(
-            "the estate's own root plans empty with every toggle on ({}): all three are silent over its {} records and its markers",
+            "the estate's own root plans empty with every toggle on ({}): all three are silent over its {records} records in the live store and its markers",
             plan.summary_line(),
-            lane.engine.records(&lane.estate.name).len()
         )),
         Ok(plan) => Err(format!(
             "the estate's root with every toggle on: {} ({})",

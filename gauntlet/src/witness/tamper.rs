@@ -2,9 +2,32 @@
 //! of band (objects it makes, messages it sends, tags it sets) and the
 //! stages' tampering, kept apart from the reads every verdict rests on.
 
-use super::{Witness, WitnessError};
+use super::{StoredRecord, Witness, WitnessError};
 use serde_json::Value;
 use std::fs;
+
+/// How many names one `ssm delete-parameters` call takes at most.
+const DELETE_AT_ONCE: usize = 10;
+
+/// SSM parameters a BREAK toggle took away, each with what puts it back
+/// exactly: its value, type and tags, in the order they were taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakenParameters(Vec<TakenParameter>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TakenParameter {
+    name: String,
+    value: String,
+    kind: String,
+    tags: Vec<(String, String)>,
+}
+
+impl TakenParameters {
+    /// The full names taken, in the order they were taken.
+    pub fn names(&self) -> Vec<&str> {
+        self.0.iter().map(|p| p.name.as_str()).collect()
+    }
+}
 
 impl Witness {
     pub fn create_bucket(&self, name: &str) -> Result<(), WitnessError> {
@@ -233,6 +256,66 @@ impl Witness {
     pub fn delete_parameter(&self, name: &str) -> Result<(), WitnessError> {
         self.call(&["ssm", "delete-parameter", "--name", name])
             .map(drop)
+    }
+
+    /// Delete parameters by name, a few names a call; a name already gone
+    /// is deleted.
+    pub fn delete_parameters(&self, names: &[String]) -> Result<(), WitnessError> {
+        for chunk in names.chunks(DELETE_AT_ONCE) {
+            let mut args = vec!["ssm", "delete-parameters", "--names"];
+            args.extend(chunk.iter().map(String::as_str));
+            self.call(&args)?;
+        }
+        Ok(())
+    }
+
+    /// Take a record out of the engine's store in the live system: its
+    /// parameters deleted, the head first (so the store never holds a head
+    /// whose parts are gone), keeping what puts them back.
+    pub fn take_record(&self, record: &StoredRecord) -> Result<TakenParameters, WitnessError> {
+        let mut taken = Vec::new();
+        for name in &record.parameters {
+            let p = &self.call(&["ssm", "get-parameter", "--name", name])?["Parameter"];
+            taken.push(TakenParameter {
+                name: name.clone(),
+                value: p["Value"].as_str().unwrap_or_default().to_owned(),
+                kind: p["Type"].as_str().unwrap_or("String").to_owned(),
+                tags: self.parameter_tags(name)?,
+            });
+        }
+        for p in &taken {
+            self.delete_parameter(&p.name)?;
+        }
+        Ok(TakenParameters(taken))
+    }
+
+    /// Put parameters taken by [`Witness::take_record`] back as they were:
+    /// the parts first and the head last, as the engine writes a record.
+    pub fn put_back(&self, taken: &TakenParameters) -> Result<(), WitnessError> {
+        for p in taken.0.iter().rev() {
+            // The whole request as JSON: a value is the record's text as
+            // it is, which the CLI would otherwise read as an option (a
+            // leading dash) or as a file or URL to fetch.
+            let mut input = serde_json::json!({
+                "Name": p.name,
+                "Value": p.value,
+                "Type": p.kind,
+            });
+            if !p.tags.is_empty() {
+                input["Tags"] = p
+                    .tags
+                    .iter()
+                    .map(|(k, v)| serde_json::json!({ "Key": k, "Value": v }))
+                    .collect();
+            }
+            self.call(&[
+                "ssm",
+                "put-parameter",
+                "--cli-input-json",
+                &input.to_string(),
+            ])?;
+        }
+        Ok(())
     }
 }
 
