@@ -18,6 +18,7 @@ mod memory_provider;
 mod modules;
 mod outputs;
 mod plan_render;
+mod record_store;
 mod roundtrip;
 mod scenario_schema;
 mod scenarios;

@@ -164,6 +164,8 @@ fn parameter_names(moto: &Moto) -> Vec<String> {
         .unwrap()
         .iter()
         .map(|p| p["Name"].as_str().unwrap().to_string())
+        // The engine's own record store is no object of the root.
+        .filter(|n| !n.starts_with("/choudoufu/"))
         .collect()
 }
 

@@ -3,8 +3,7 @@
 //! keeps it in its state file, and each plan's "Changes to Outputs" must
 //! read the same. Each side has its own moto, so both roots are identical.
 
-use crate::support::{aws_provider, terraform, text, write_live, Moto, Workdir};
-use std::path::Path;
+use crate::support::{aws_provider, record_parameter, terraform, text, write_live, Moto, Workdir};
 
 const ESTATE: &str = "it-outputs";
 
@@ -116,8 +115,10 @@ fn same(stock: &Side, ours: &Side, args: &[&str], heading: &str) -> (i32, String
     (our_code.unwrap(), our_text)
 }
 
-fn records(side: &Side) -> std::path::PathBuf {
-    side.w.dir.path().join(".choudoufu/records").join(ESTATE)
+/// The outputs the live record store keeps, as the AWS CLI reads them.
+fn kept_outputs(side: &Side) -> Option<String> {
+    side.moto
+        .parameter(&record_parameter(ESTATE, "root.outputs"))
 }
 
 #[test]
@@ -142,7 +143,7 @@ fn outputs_plan_and_apply_as_terraform_shows_them() {
     // as a digest; the next plan is empty.
     let (_, out) = same(&stock, &ours, &apply, "Outputs:");
     assert!(out.contains("secret = <sensitive>"), "{out}");
-    let kept = std::fs::read_to_string(records(&ours).join("root.outputs")).unwrap();
+    let kept = kept_outputs(&ours).unwrap();
     assert!(
         kept.contains("\"greeting\"") && !kept.contains("s3cr3t"),
         "{kept}"
@@ -232,5 +233,5 @@ fn outputs_plan_and_apply_as_terraform_shows_them() {
     );
     let (code, out) = run(&ours, false, &["destroy", "-auto-approve"]);
     assert_eq!(code, Some(0), "{out}");
-    assert!(!Path::new(&records(&ours).join("root.outputs")).exists());
+    assert_eq!(kept_outputs(&ours), None);
 }

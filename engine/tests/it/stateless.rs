@@ -2,7 +2,7 @@
 //! and their refusals against the real aws provider and a real moto, each
 //! outcome read back with the AWS CLI. No terraform.tfstate is ever written.
 
-use crate::support::{aws_provider, flat, text, write_live, Moto, Workdir};
+use crate::support::{aws_provider, flat, record_parameter, text, write_live, Moto, Workdir};
 use std::path::Path;
 
 const ESTATE: &str = "it-stateless";
@@ -212,17 +212,13 @@ fn unowned_objects_and_corrupt_records_are_refused_by_name() {
     root(e.dir.path(), &moto, "");
     let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
-    let record = e.dir.path().join(format!(
-        ".choudoufu/records/{ESTATE}/aws_s3_bucket.data.json"
-    ));
-    std::fs::write(&record, "{ not json").unwrap();
+    let record = record_parameter(ESTATE, "aws_s3_bucket.data");
+    assert!(moto.parameter(&record).is_some(), "no record of the bucket");
+    moto.put_parameter(&record, "{ not json");
     let corrupt = e.engine(&["plan"]);
     assert_eq!(corrupt.status.code(), Some(1), "{}", text(&corrupt));
-    let out = text(&corrupt);
-    assert!(
-        out.contains("aws_s3_bucket.data.json") && out.contains("corrupt"),
-        "{out}"
-    );
+    let out = flat(&text(&corrupt));
+    assert!(out.contains(&record) && out.contains("corrupt"), "{out}");
     assert!(!out.contains("will be destroyed"), "{out}");
 }
 
@@ -282,7 +278,12 @@ output "planned_at" {{
     assert!(out.contains(&format!("planned_at = \"{at}\"")), "{out}");
     let live = &moto.aws(&["ssm", "get-parameter", "--name", "/it/stamp"])["Parameter"];
     assert_eq!(live["Value"], at.as_str());
-    let described = moto.aws(&["ssm", "describe-parameters"]);
+    let described = moto.aws(&[
+        "ssm",
+        "describe-parameters",
+        "--parameter-filters",
+        "Key=Name,Values=/it/stamp",
+    ]);
     let description = described["Parameters"][0]["Description"].as_str().unwrap();
     assert!(description.starts_with("applied 20"), "{description}");
     assert_ne!(description, format!("applied {at}"));
@@ -860,14 +861,8 @@ fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
     assert_eq!(killed.status.code(), Some(1), "{}", text(&killed));
     assert!(parameter_tags(&moto, "/it/cbd/b").is_some());
     assert!(parameter_tags(&moto, "/it/cbd/c").is_some());
-    let record = e
-        .dir
-        .path()
-        .join(".choudoufu/records")
-        .join(ESTATE)
-        .join("aws_ssm_parameter.hashed.json");
-    let held: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let record = record_parameter(ESTATE, "aws_ssm_parameter.hashed");
+    let held = moto.record(ESTATE, "aws_ssm_parameter.hashed").unwrap();
     assert_eq!(held["id"], "/it/cbd/c");
     assert_eq!(held["deposed"][0]["id"], "/it/cbd/b", "{held}");
     let key = held["deposed"][0]["key"].as_str().unwrap().to_string();
@@ -901,29 +896,28 @@ fn create_before_destroy_replaces_in_order_and_a_stop_between_loses_nothing() {
 
     // Without the record, the old object is still found: by its address
     // marker, as an orphan of the estate.
-    let aside = record.with_extension("aside");
-    std::fs::rename(&record, &aside).unwrap();
+    let aside = moto.parameter(&record).unwrap();
+    moto.delete_parameter(&record);
     let orphan = text(&e.engine(&["plan"]));
     assert!(
         orphan.contains("Plan: 0 to add, 0 to change, 1 to destroy."),
         "{orphan}"
     );
     assert!(orphan.contains("orphan"), "{orphan}");
-    std::fs::rename(&aside, &record).unwrap();
+    moto.put_parameter(&record, &aside);
 
     let recovered = e.engine(&["apply", "-auto-approve"]);
     assert!(recovered.status.success(), "{}", text(&recovered));
     assert!(parameter_tags(&moto, "/it/cbd/b").is_none());
     assert!(parameter_tags(&moto, "/it/cbd/c").is_some());
-    let held: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let held = moto.record(ESTATE, "aws_ssm_parameter.hashed").unwrap();
     assert!(held.get("deposed").is_none(), "{held}");
     let replan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
 
     // With no record store at all, a rename still plans as a replacement:
     // the address marker names the old object.
-    std::fs::remove_dir_all(e.dir.path().join(".choudoufu/records")).unwrap();
+    moto.lose_records(ESTATE);
     root(e.dir.path(), &moto, &hashed("d"));
     let unrecorded = text(&e.engine(&["plan"]));
     assert!(

@@ -310,6 +310,86 @@ impl Moto {
     }
 }
 
+/// The parameter holding the record of `address` (or `root.outputs`) in
+/// the live record store of `estate`.
+pub fn record_parameter(estate: &str, address: &str) -> String {
+    let name = match address {
+        "root.outputs" => address.to_string(),
+        _ => engine::record::ssm::key(address),
+    };
+    format!("{}/{name}", engine::record::ssm::path(estate))
+}
+
+impl Moto {
+    /// The value of an SSM parameter, if it exists.
+    pub fn parameter(&self, name: &str) -> Option<String> {
+        let found = self.aws(&["ssm", "get-parameters", "--names", name]);
+        found["Parameters"][0]["Value"].as_str().map(str::to_owned)
+    }
+
+    /// Writes an SSM parameter of type String, over any old value.
+    pub fn put_parameter(&self, name: &str, value: &str) {
+        self.aws(&[
+            "ssm",
+            "put-parameter",
+            "--name",
+            name,
+            "--type",
+            "String",
+            "--overwrite",
+            "--value",
+            value,
+        ]);
+    }
+
+    pub fn delete_parameter(&self, name: &str) {
+        self.aws(&["ssm", "delete-parameter", "--name", name]);
+    }
+
+    /// The record of `address` in the live record store of `estate`, as
+    /// JSON, read with the AWS CLI (its parts joined).
+    pub fn record(&self, estate: &str, address: &str) -> Option<serde_json::Value> {
+        let under = format!("{}/", engine::record::ssm::path(estate));
+        let params = self
+            .record_parameters(estate)
+            .into_iter()
+            .filter_map(|n| {
+                let value = self.parameter(&n)?;
+                Some((n.strip_prefix(&under)?.to_string(), value))
+            })
+            .collect();
+        let found = engine::record::ssm::Snapshot::decode(&params)
+            .records()
+            .into_iter()
+            .find(|r| r.address == address)?;
+        Some(serde_json::to_value(found).unwrap())
+    }
+
+    /// Every parameter of the live record store of `estate`.
+    pub fn record_parameters(&self, estate: &str) -> Vec<String> {
+        let found = self.aws(&[
+            "ssm",
+            "get-parameters-by-path",
+            "--path",
+            &engine::record::ssm::path(estate),
+            "--recursive",
+        ]);
+        found["Parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p["Name"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Deletes the whole live record store of `estate`.
+    pub fn lose_records(&self, estate: &str) {
+        for name in self.record_parameters(estate) {
+            self.delete_parameter(&name);
+        }
+    }
+}
+
 impl Drop for Moto {
     fn drop(&mut self) {
         use nix::sys::signal::{killpg, Signal};
