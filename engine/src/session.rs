@@ -85,6 +85,11 @@ impl<L: Launcher> Sessions<L> {
 
     /// Launches and configures the provider configuration `p` with
     /// `config` (an object of its provider block's type).
+    /// Whether the provider configuration `p` is launched and configured.
+    pub fn is_open(&self, p: &ProviderRef) -> bool {
+        self.open.contains_key(p)
+    }
+
     pub async fn configure(&mut self, p: &ProviderRef, config: Value) -> Result<(), Diagnostics> {
         if self.open.contains_key(p) {
             return Ok(());

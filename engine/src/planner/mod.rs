@@ -439,11 +439,20 @@ pub async fn configure_providers<L: Launcher>(
     let order = graph
         .order()
         .map_err(|cycles| Diagnostics(cycles.iter().map(|c| cycle_diagnostic(c)).collect()))?;
-    let mut needed: BTreeSet<&Node> = BTreeSet::new();
-    let mut todo: Vec<&Node> = order
+    // Once every provider block is configured (the lock, then the record
+    // store, ask in turn), nothing is evaluated or read again.
+    let providers: Vec<&Node> = order
         .iter()
         .filter(|n| matches!(n, Node::Provider(_)))
         .collect();
+    if providers
+        .iter()
+        .all(|n| matches!(n, Node::Provider(p) if sessions.is_open(p)))
+    {
+        return Ok(());
+    }
+    let mut needed: BTreeSet<&Node> = BTreeSet::new();
+    let mut todo = providers;
     while let Some(n) = todo.pop() {
         if needed.insert(n) {
             todo.extend(graph.deps(n));

@@ -114,6 +114,9 @@ struct World {
     /// The imports and reads that reached the live system, by RPC and
     /// type, since they were last taken.
     calls: BTreeMap<(&'static str, String), u64>,
+    /// Data source reads, by type, apart from `calls`, which the
+    /// scenarios' transcripts count.
+    data_reads: BTreeMap<String, u64>,
 }
 
 impl Memory {
@@ -124,6 +127,7 @@ impl Memory {
                 objects: BTreeMap::new(),
                 serial: 0,
                 calls: BTreeMap::new(),
+                data_reads: BTreeMap::new(),
             })),
             schema,
         }
@@ -200,6 +204,11 @@ impl Memory {
         }
         set_attr(v, attr, value);
         Ok(())
+    }
+
+    /// How many times the data source `type_name` was read.
+    pub fn data_reads(&self, type_name: &str) -> u64 {
+        self.world().data_reads.get(type_name).copied().unwrap_or(0)
     }
 
     /// The imports and reads made since the last take, by RPC and type.
@@ -838,6 +847,12 @@ impl Provider for MemoryProvider {
         type_name: &str,
         config: &Value,
     ) -> Result<Value, ProviderError> {
+        *self
+            .memory
+            .world()
+            .data_reads
+            .entry(type_name.to_string())
+            .or_default() += 1;
         let fact = |pairs: &[(&str, &str)]| {
             pairs
                 .iter()
@@ -913,6 +928,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The lock and the record store each need the providers configured
+    /// before the plan; the second asking evaluates and reads nothing
+    /// again.
+    #[tokio::test(flavor = "current_thread")]
+    async fn providers_configured_once_read_their_data_sources_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "data \"aws_region\" \"here\" {}\n\nprovider \"aws\" {\n  alias  = \"same\"\n  region = data.aws_region.here.name\n}\n",
+        )
+        .unwrap();
+        let (tree, diags) = engine::config::tree::load_tree(dir.path());
+        assert!(!diags.has_errors(), "{diags}");
+        let m = memory();
+        let resolved = BTreeMap::from([("aws".to_string(), m.resolved("aws"))]);
+        let mut sessions = engine::session::Sessions::new(resolved, m.launcher());
+        for _ in 0..2 {
+            engine::planner::configure_providers(&tree.module, BTreeMap::new(), &mut sessions)
+                .await
+                .unwrap();
+        }
+        assert_eq!(m.data_reads("aws_region"), 1);
+        sessions.close().await;
     }
 
     #[tokio::test(flavor = "current_thread")]
