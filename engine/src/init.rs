@@ -119,7 +119,7 @@ pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagn
             say(format!(
                 "- Estate \"{}\", records in the live system: {} (the default aws provider's account and region)",
                 settings.estate,
-                crate::record::ssm::LiveStore::place_of(&settings.estate)
+                crate::record::ssm::place(&settings.estate)
             ));
             let earlier = crate::record::local::LocalStore::open(
                 &root.join(crate::live::LOCAL_RECORDS),

@@ -1,48 +1,35 @@
 //! `choudoufu migrate`: a stock state taken into the estate, with its counts.
 
-use crate::report;
 use engine::diag;
 use std::process::ExitCode;
 
 /// `choudoufu migrate`: exit 0 when nothing failed.
 pub(crate) fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
-    use engine::provider::plugin::LaunchOptions;
-    use engine::workspace::Workspace;
     let style = diag::Style::new(!no_color);
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return report(Err(e.into())),
-    };
-    let root = match std::env::current_dir() {
-        Ok(r) => r,
-        Err(e) => return report(Err(e.into())),
-    };
-    runtime.block_on(async {
-        let mut ws = match Workspace::open(&root, &[], &env, LaunchOptions::from_env()).await {
-            Ok(ws) => ws,
-            Err(e) => {
-                eprint!("{}", diag::render_all(&e.diagnostics, &e.sources, style));
-                return ExitCode::FAILURE;
-            }
-        };
-        if let Err(d) = engine::planner::configure_providers(&ws.tree.module, ws.vars.clone(), &mut ws.sessions).await {
+    crate::cli::in_workspace(&[], style, async |root, ws| {
+        if let Err(d) =
+            engine::planner::configure_providers(&ws.tree.module, ws.vars.clone(), &mut ws.sessions)
+                .await
+        {
             eprint!("{}", diag::render_all(&d, ws.tree.module.sources(), style));
-            ws.sessions.close().await;
             return ExitCode::FAILURE;
         }
-        let store = match ws.open_records(&root, true, &mut crate::cli::plan::say_records).await {
+        let store = match ws
+            .open_records(root, true, &mut crate::cli::plan::say_records)
+            .await
+        {
             Ok(s) => s,
             Err(d) => {
                 eprint!("{}", diag::render_all(&d, ws.tree.module.sources(), style));
-                ws.sessions.close().await;
                 return ExitCode::FAILURE;
             }
         };
-        println!("Migrating {} into estate \"{}\", its records kept in {}:", state.display(), ws.settings.estate, store.place());
+        println!(
+            "Migrating {} into estate \"{}\", its records kept in {}:",
+            state.display(),
+            ws.settings.estate,
+            store.place()
+        );
         let mut missed = Vec::new();
         let mut progress = |line: engine::migrate::Progress| {
             println!("  {line}");
@@ -50,9 +37,15 @@ pub(crate) fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
                 missed.push(line.to_string());
             }
         };
-        let result = engine::migrate::migrate(state, &ws.settings.estate, &mut ws.sessions, &store, &mut progress).await;
-        ws.sessions.close().await;
-        match result {
+        match engine::migrate::migrate(
+            state,
+            &ws.settings.estate,
+            &mut ws.sessions,
+            &store,
+            &mut progress,
+        )
+        .await
+        {
             Ok(c) => {
                 if !missed.is_empty() {
                     eprintln!(

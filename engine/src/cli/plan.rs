@@ -22,8 +22,6 @@ pub(crate) enum Mode {
 /// `plan`, `apply` and `destroy`.
 pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
     use engine::eval::inputs::CliInput;
-    use engine::provider::plugin::LaunchOptions;
-    use engine::workspace::Workspace;
     let style = diag::Style::new(!args.no_color);
     let mut cli: Vec<CliInput> = Vec::new();
     // -var and -var-file keep their command-line order.
@@ -40,50 +38,25 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
             }
         }
     }
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return report(Err(e.into())),
-    };
-    let root = match std::env::current_dir() {
-        Ok(r) => r,
-        Err(e) => return report(Err(e.into())),
-    };
-    runtime.block_on(async {
-        let mut ws = match Workspace::open(&root, &cli, &env, LaunchOptions::from_env()).await {
-            Ok(ws) => ws,
-            Err(e) => {
-                eprint!("{}", diag::render_all(&e.diagnostics, &e.sources, style));
-                return ExitCode::FAILURE;
-            }
-        };
+    crate::cli::in_workspace(&cli, style, async |root, ws| {
         let sources = ws.tree.sources();
         let mut lock = None;
         if matches!(mode, Mode::Apply { .. }) && args.lock != "false" {
-            match take_lock(&mut ws, args).await {
+            match take_lock(ws, args).await {
                 Ok(l) => lock = l,
-                Err(e) => {
-                    ws.sessions.close().await;
-                    return report(Err(e));
-                }
+                Err(e) => return report(Err(e)),
             }
         }
+        // Read after the lock is taken: the plan sees what its last holder
+        // wrote.
         let write = matches!(mode, Mode::Apply { .. });
-        let store = match ws.open_records(&root, write, &mut say_records).await {
-            Ok(s) => s,
+        let code = match ws.open_records(root, write, &mut say_records).await {
+            Ok(store) => plan_and_apply(ws, &store, args, mode, root, &sources, style).await,
             Err(d) => {
                 eprint!("{}", diag::render_all(&d, &sources, style));
-                if let Some(l) = lock {
-                    let _ = tokio::time::timeout(RELEASE_WITHIN, l.release()).await;
-                }
-                ws.sessions.close().await;
-                return ExitCode::FAILURE;
+                ExitCode::FAILURE
             }
         };
-        let code = plan_and_apply(&mut ws, &store, args, mode, &root, &sources, style).await;
         if let Some(l) = lock {
             let id = l.id();
             match tokio::time::timeout(RELEASE_WITHIN, l.release()).await {
@@ -94,7 +67,6 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
                 ),
             }
         }
-        ws.sessions.close().await;
         code
     })
 }

@@ -2,7 +2,6 @@
 //! `terraform state list` lists a state; and the store's opening for the
 //! commands that only read it.
 
-use crate::report;
 use engine::diag;
 use engine::record::RecordStore;
 use std::process::ExitCode;
@@ -10,40 +9,17 @@ use std::process::ExitCode;
 /// Opens the root in the working directory and its record store (read
 /// only), and hands the store to `f`. The providers are stopped after.
 pub(crate) fn with_store(style: diag::Style, f: impl FnOnce(&RecordStore) -> ExitCode) -> ExitCode {
-    use engine::provider::plugin::LaunchOptions;
-    use engine::workspace::Workspace;
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return report(Err(e.into())),
-    };
-    let root = match std::env::current_dir() {
-        Ok(r) => r,
-        Err(e) => return report(Err(e.into())),
-    };
-    runtime.block_on(async {
-        let mut ws = match Workspace::open(&root, &[], &env, LaunchOptions::from_env()).await {
-            Ok(ws) => ws,
-            Err(e) => {
-                eprint!("{}", diag::render_all(&e.diagnostics, &e.sources, style));
-                return ExitCode::FAILURE;
-            }
-        };
-        let opened = ws
-            .open_records(&root, false, &mut crate::cli::plan::say_records)
-            .await;
-        let code = match opened {
+    crate::cli::in_workspace(&[], style, async |root, ws| {
+        match ws
+            .open_records(root, false, &mut crate::cli::plan::say_records)
+            .await
+        {
             Ok(store) => f(&store),
             Err(d) => {
                 eprint!("{}", diag::render_all(&d, &ws.tree.sources(), style));
                 ExitCode::FAILURE
             }
-        };
-        ws.sessions.close().await;
-        code
+        }
     })
 }
 

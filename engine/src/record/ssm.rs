@@ -50,6 +50,11 @@ pub fn path(estate: &str) -> String {
     format!("{PREFIX}/{estate}")
 }
 
+/// Where an estate's records are, as a person reads it.
+pub fn place(estate: &str) -> String {
+    format!("SSM parameters under {}", path(estate))
+}
+
 /// The parameter name, under the estate's path, of an address's record.
 pub fn key(address: &str) -> String {
     use sha2::{Digest, Sha256};
@@ -181,6 +186,7 @@ fn join(name: &str, value: &str, params: &BTreeMap<String, String>) -> Result<St
 pub struct LiveStore {
     provider: GrpcProvider,
     schema: Arc<Schema>,
+    estate: String,
     path: String,
     snapshot: Mutex<Snapshot>,
 }
@@ -226,6 +232,7 @@ impl LiveStore {
         Ok(LiveStore {
             provider: provider.clone(),
             schema: Arc::new(schema),
+            estate: estate.to_string(),
             path,
             snapshot: Mutex::new(Snapshot::decode(&params)),
         })
@@ -233,12 +240,7 @@ impl LiveStore {
 
     /// Where the store is, as a person reads it.
     pub fn place(&self) -> String {
-        format!("SSM parameters under {}", self.path)
-    }
-
-    /// Where an estate's store is, as a person reads it.
-    pub fn place_of(estate: &str) -> String {
-        format!("SSM parameters under {}", path(estate))
+        place(&self.estate)
     }
 
     fn corrupt(&self, name: &str, reason: &str) -> RecordError {
