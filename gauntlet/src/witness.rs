@@ -22,7 +22,7 @@ use crate::substrate::Side;
 pub mod reads;
 mod tamper;
 
-pub use tamper::{Handle, TakenParameters};
+pub use tamper::Handle;
 
 use reads::Read;
 
@@ -454,10 +454,10 @@ impl Inventory {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredRecord {
     pub record: engine::record::Record,
-    /// The full names of the parameters holding it: its head
+    /// The parameters holding it, full name and value: its head
     /// (`/choudoufu/records/<estate>/<key>`) first, then the head's parts
     /// (`<head>-<gen>-<i>`, a value over 4000 bytes), in name order.
-    pub parameters: Vec<String>,
+    pub parameters: Vec<(String, String)>,
 }
 
 impl StoredRecord {
@@ -484,8 +484,13 @@ pub fn stored_records(path: &str, params: &BTreeMap<String, String>) -> Vec<Stor
         .map(|record| {
             let head = format!("{under}{}", ssm::key(&record.address));
             let prefix = format!("{head}-");
-            let mut parameters = vec![head];
-            parameters.extend(params.keys().filter(|n| n.starts_with(&prefix)).cloned());
+            let mut parameters = vec![(head.clone(), params[&head].clone())];
+            parameters.extend(
+                params
+                    .iter()
+                    .filter(|(n, _)| n.starts_with(&prefix))
+                    .map(|(n, v)| (n.clone(), v.clone())),
+            );
             StoredRecord { record, parameters }
         })
         .collect()
@@ -2048,18 +2053,16 @@ mod tests {
         let by = |a: &str| read.iter().find(|r| r.address() == a).unwrap();
         let s = by("aws_sns_topic_subscription.s");
         assert_eq!(s.record, small);
-        assert_eq!(
-            s.parameters,
-            [format!("{path}/{}", ssm::key(&small.address))]
-        );
+        let head = format!("{path}/{}", ssm::key(&small.address));
+        assert_eq!(s.parameters, [(head.clone(), params[&head].clone())]);
         let l = by(&large.address);
         assert_eq!(l.record, large);
         let head = format!("{path}/{}", ssm::key(&large.address));
-        assert_eq!(l.parameters[0], head);
+        assert_eq!(l.parameters[0].0, head);
         assert_eq!(l.parameters.len(), 3, "{:?}", l.parameters);
         assert!(l.parameters[1..]
             .iter()
-            .all(|p| p.starts_with(&format!("{head}-11111111-"))));
+            .all(|(p, v)| p.starts_with(&format!("{head}-11111111-")) && &params[p] == v));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the integration tests share: where the real parts are, temporary
 //! CLI configurations, and process inspection.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -353,10 +354,7 @@ impl Moto {
         let params = self
             .record_parameters(estate)
             .into_iter()
-            .filter_map(|n| {
-                let value = self.parameter(&n)?;
-                Some((n.strip_prefix(&under)?.to_string(), value))
-            })
+            .filter_map(|(n, v)| Some((n.strip_prefix(&under)?.to_string(), v)))
             .collect();
         let found = engine::record::ssm::Snapshot::decode(&params)
             .records()
@@ -365,8 +363,9 @@ impl Moto {
         Some(serde_json::to_value(found).unwrap())
     }
 
-    /// Every parameter of the live record store of `estate`.
-    pub fn record_parameters(&self, estate: &str) -> Vec<String> {
+    /// Every parameter of the live record store of `estate`, full name to
+    /// value, in one paged read.
+    pub fn record_parameters(&self, estate: &str) -> BTreeMap<String, String> {
         let found = self.aws(&[
             "ssm",
             "get-parameters-by-path",
@@ -378,13 +377,18 @@ impl Moto {
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|p| p["Name"].as_str().map(str::to_owned))
+            .filter_map(|p| {
+                Some((
+                    p["Name"].as_str()?.to_owned(),
+                    p["Value"].as_str()?.to_owned(),
+                ))
+            })
             .collect()
     }
 
     /// Deletes the whole live record store of `estate`.
     pub fn lose_records(&self, estate: &str) {
-        for name in self.record_parameters(estate) {
+        for name in self.record_parameters(estate).into_keys() {
             self.delete_parameter(&name);
         }
     }

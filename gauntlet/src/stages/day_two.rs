@@ -27,8 +27,8 @@ use crate::witness::{
 
 use super::kit::{
     both_apply, both_ok, both_plans, describe, disturb, edit_root, io, marked_objects, retag,
-    same_as_stock, side_by_side, store_place, take_away, tampered, unstamp, verdict, ADDRESS_KEY,
-    DRIFT_TAG, ESTATE_KEY,
+    same_as_stock, side_by_side, take_away, tampered, unstamp, verdict, ADDRESS_KEY, DRIFT_TAG,
+    ESTATE_KEY,
 };
 use super::{
     missing_undeclared, put_back_undeclared, take_undeclared, ColdOutcome, Lane, StageOutput,
@@ -251,7 +251,7 @@ pub fn migrate(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError
                 "{} of {} instances accounted for: {m} (exit 0); the {tagged} of tagged types stamped, the {owned} owned through a parent recorded; the AWS CLI reads {records} records in the live store ({})",
                 m.total(),
                 state.len(),
-                store_place(&estate.name)
+                engine::record::ssm::place(&estate.name)
             )
         } else {
             format!("{m}: {}", count_problems.join("; "))
@@ -1250,7 +1250,7 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     let replan = if p.is_empty() {
         Ok(format!(
             "the replan with the record store ({records} records in the live store, {}) is empty ({}); with -no-records it proposes {}",
-            store_place(&estate.name),
+            engine::record::ssm::place(&estate.name),
             with.summary_line(),
             if without.is_empty() {
                 format!("nothing ({})", without.summary_line())

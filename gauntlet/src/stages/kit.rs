@@ -438,11 +438,6 @@ pub(super) fn disturb<'l>(
     }
 }
 
-/// Where an estate's record store is in the live system, for the page.
-pub(super) fn store_place(estate: &str) -> String {
-    format!("SSM parameters under {}", engine::record::ssm::path(estate))
-}
-
 /// A value no configuration holds, naming the move that wrote it.
 pub(super) fn tampered(what: &str) -> String {
     format!("tampered-{what}")

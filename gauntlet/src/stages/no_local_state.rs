@@ -18,7 +18,7 @@ use std::time::Instant;
 use crate::choudoufu::EnginePlan;
 use crate::stage::Toggle;
 
-use super::kit::{io, store_place, verdict};
+use super::kit::{io, verdict};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
 /// Whether a line of moto's log is a request it served:
@@ -80,7 +80,13 @@ pub fn plan_with_no_local_state(
                 .join(" ")
         )),
         Ok(plan) => {
-            let shape = judge(&with, &plan, records, &figures, &store_place(estate));
+            let shape = judge(
+                &with,
+                &plan,
+                records,
+                &figures,
+                &engine::record::ssm::place(estate),
+            );
             plans.push(StagePlan::Engine(plan));
             shape
         }

@@ -17,7 +17,7 @@ use crate::choudoufu::{Action, Applied, EnginePlan, Output};
 use crate::oracle::Plan;
 use crate::stage::Toggle;
 use crate::substrate::Side;
-use crate::witness::TakenParameters;
+use crate::witness::StoredRecord;
 
 use super::kit::{
     both_apply, both_plans, io, put_back_parameter, remove_both, same_as_stock, side_by_side,
@@ -358,7 +358,7 @@ fn cbd(lane: &Lane, on: bool) -> Result<(), StepError> {
 /// parameters in the live store.
 struct Held {
     parameter: super::kit::Saved,
-    record: Option<TakenParameters>,
+    record: Option<StoredRecord>,
 }
 
 impl Held {
@@ -387,7 +387,10 @@ fn unbind(lane: &Lane, old: &str) -> Result<Held, StepError> {
         .collect();
     w.put_parameter_tagged(old, &parameter.value, &unmarked)?;
     let record = match w.record_of(&lane.estate.name, ADDR)? {
-        Some(r) => Some(w.take_record(&r)?),
+        Some(r) => {
+            w.take_record(&r)?;
+            Some(r)
+        }
         None => None,
     };
     Ok(Held { parameter, record })

@@ -16,7 +16,7 @@ use std::fs;
 use crate::stage::Toggle;
 use crate::witness::{Handle, StoredRecord};
 
-use super::kit::{io, store_place, verdict, ADDRESS_KEY};
+use super::kit::{io, verdict, ADDRESS_KEY};
 use super::{ColdOutcome, Lane, StageOutput, StepError};
 
 /// The scratch file the refused blocks are written into.
@@ -126,7 +126,7 @@ fn silenced_record(lane: &Lane, cold: &ColdOutcome) -> Result<StoredRecord, Step
         .ok_or_else(|| {
             StepError::Knob(format!(
                 "the record store ({}) holds no record of an instance only its record finds",
-                store_place(&lane.estate.name)
+                engine::record::ssm::place(&lane.estate.name)
             ))
         })
 }
@@ -153,7 +153,11 @@ fn arms(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     clock.say("Strict profile: choudoufu plan of the estate's root with every toggle on");
     let tamper = lane.tamper(
         Toggle::StrictSilent,
-        || Ok(e.witness.take_record(&silenced_record(lane, cold)?)?),
+        || {
+            let record = silenced_record(lane, cold)?;
+            e.witness.take_record(&record)?;
+            Ok(record)
+        },
         |taken| Ok(e.witness.put_back(&taken)?),
     )?;
     let silent = lane.engine.plan_or_refusal(clock, &[]);

@@ -9,26 +9,6 @@ use std::fs;
 /// How many names one `ssm delete-parameters` call takes at most.
 const DELETE_AT_ONCE: usize = 10;
 
-/// SSM parameters a BREAK toggle took away, each with what puts it back
-/// exactly: its value, type and tags, in the order they were taken.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TakenParameters(Vec<TakenParameter>);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct TakenParameter {
-    name: String,
-    value: String,
-    kind: String,
-    tags: Vec<(String, String)>,
-}
-
-impl TakenParameters {
-    /// The full names taken, in the order they were taken.
-    pub fn names(&self) -> Vec<&str> {
-        self.0.iter().map(|p| p.name.as_str()).collect()
-    }
-}
-
 impl Witness {
     pub fn create_bucket(&self, name: &str) -> Result<(), WitnessError> {
         self.call(&["s3api", "create-bucket", "--bucket", name])
@@ -270,44 +250,23 @@ impl Witness {
     }
 
     /// Take a record out of the engine's store in the live system: its
-    /// parameters deleted, the head first (so the store never holds a head
-    /// whose parts are gone), keeping what puts them back.
-    pub fn take_record(&self, record: &StoredRecord) -> Result<TakenParameters, WitnessError> {
-        let mut taken = Vec::new();
-        for name in &record.parameters {
-            let p = &self.call(&["ssm", "get-parameter", "--name", name])?["Parameter"];
-            taken.push(TakenParameter {
-                name: name.clone(),
-                value: p["Value"].as_str().unwrap_or_default().to_owned(),
-                kind: p["Type"].as_str().unwrap_or("String").to_owned(),
-                tags: self.parameter_tags(name)?,
-            });
-        }
-        for p in &taken {
-            self.delete_parameter(&p.name)?;
-        }
-        Ok(TakenParameters(taken))
+    /// parameters deleted, the head in the first call (so the store never
+    /// holds a head whose parts are gone). The record keeps what puts
+    /// them back.
+    pub fn take_record(&self, record: &StoredRecord) -> Result<(), WitnessError> {
+        let names: Vec<String> = record.parameters.iter().map(|(n, _)| n.clone()).collect();
+        self.delete_parameters(&names)
     }
 
-    /// Put parameters taken by [`Witness::take_record`] back as they were:
-    /// the parts first and the head last, as the engine writes a record.
-    pub fn put_back(&self, taken: &TakenParameters) -> Result<(), WitnessError> {
-        for p in taken.0.iter().rev() {
+    /// Put a record taken by [`Witness::take_record`] back as it was: the
+    /// parts first and the head last, as the engine writes a record, each
+    /// a String parameter without tags, as the engine writes them.
+    pub fn put_back(&self, record: &StoredRecord) -> Result<(), WitnessError> {
+        for (name, value) in record.parameters.iter().rev() {
             // The whole request as JSON: a value is the record's text as
             // it is, which the CLI would otherwise read as an option (a
             // leading dash) or as a file or URL to fetch.
-            let mut input = serde_json::json!({
-                "Name": p.name,
-                "Value": p.value,
-                "Type": p.kind,
-            });
-            if !p.tags.is_empty() {
-                input["Tags"] = p
-                    .tags
-                    .iter()
-                    .map(|(k, v)| serde_json::json!({ "Key": k, "Value": v }))
-                    .collect();
-            }
+            let input = serde_json::json!({ "Name": name, "Value": value, "Type": "String" });
             self.call(&[
                 "ssm",
                 "put-parameter",
