@@ -9,7 +9,9 @@
 # requests the emulator served during each plan (read from moto's request
 # log). Stock terraform applies each estate, choudoufu migrates it, and then
 # both plan the unchanged estate: terraform from its state with a refresh,
-# choudoufu from the live system alone, with and without its record store,
+# choudoufu from the live system alone, with and without its record store
+# (SSM parameters in the same moto, read ten to a page: the table says how
+# many parameters the store holds and how many pages a plan reads),
 # RUNS times (default 3) taking turns, so that load on the machine falls on
 # all three alike; the figures are each plan's medians.
 # Prints a Markdown table for BENCHMARKS.md and writes the same figures as
@@ -75,8 +77,8 @@ timed() {
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 table=$work/table.md
 {
-  echo "| objects | terraform plan (refresh) s | requests | choudoufu plan s | requests | ratio | choudoufu plan -no-records s | requests |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| objects | terraform plan (refresh) s | requests | choudoufu plan s | requests | ratio | record store: parameters, pages | choudoufu plan -no-records s | requests |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 } | tee "$table"
 for n in $sizes; do
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -234,6 +236,11 @@ TF
   (cd "$root" && "$terraform" init -input=false >/dev/null && "$terraform" apply -auto-approve -input=false -parallelism=20 >/dev/null)
   (cd "$root" && "$choudoufu" migrate >/dev/null)
   (cd "$root" && "$choudoufu" plan >/dev/null)  # warm the schema cache
+  # The record store's parameters, as the AWS CLI pages through them.
+  store=$(AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1 \
+    "$PWD/.venv/bin/aws" --endpoint-url "http://127.0.0.1:$port" ssm get-parameters-by-path \
+    --path /choudoufu/records/bench --recursive --query 'length(Parameters)' --output text)
+  pages=$(( (store + 9) / 10 )); (( pages > 0 )) || pages=1
   : > "$work/samples"
   for ((i = 0; i < runs; i++)); do
     {
@@ -249,8 +256,8 @@ print(*(statistics.median(float(r[c]) for r in rows) for c in range(6)))
 PY
 )
   tf_r=${tf_r%.*}; ch_r=${ch_r%.*}; nr_r=${nr_r%.*}
-  printf '| %d | %.2f | %d | %.2f | %d | %.2fx | %.2f | %d |\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$(echo "$ch_t / $tf_t" | bc -l)" "$nr_t" "$nr_r" | tee -a "$table"
-  printf '%d %s %d %s %d %s %d\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$nr_t" "$nr_r" >> "$work/rows"
+  printf '| %d | %.2f | %d | %.2f | %d | %.2fx | %d, %d | %.2f | %d |\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$(echo "$ch_t / $tf_t" | bc -l)" "$store" "$pages" "$nr_t" "$nr_r" | tee -a "$table"
+  printf '%d %s %d %s %d %s %d %d %d\n' "$n" "$tf_t" "$tf_r" "$ch_t" "$ch_r" "$nr_t" "$nr_r" "$store" "$pages" >> "$work/rows"
   kill "$moto_pid"; wait "$moto_pid" 2>/dev/null || true; moto_pid=
 done
 
@@ -285,7 +292,8 @@ mkdir -p "$(dirname "$page")"
   goal=1.0; [[ $shape == mixed ]] && goal=0.7
   echo "Goal: wall time at most ${goal}x stock's refresh plan; requests at most stock's"
   echo "plus one listing per swept type (the tagging API's pages, 100 objects a"
-  echo "page, and the IAM role listing)."
+  echo "page, and the IAM role listing) and the record store's pages (ten SSM"
+  echo "parameters a page; \`-no-records\` reads none)."
   echo
   cat "$table"
   echo
@@ -305,12 +313,13 @@ COMMIT="$commit$dirty" STARTED=$started CORES=$(nproc) TF_VERSION=$tf_version PR
 import json, os, sys
 rows = []
 for line in open(sys.argv[1]):
-    n, tf_t, tf_r, ch_t, ch_r, nr_t, nr_r = line.split()
+    n, tf_t, tf_r, ch_t, ch_r, nr_t, nr_r, store, pages = line.split()
     rows.append({
         "objects": int(n),
         "terraform_s": round(float(tf_t), 2), "terraform_requests": int(tf_r),
         "choudoufu_s": round(float(ch_t), 2), "choudoufu_requests": int(ch_r),
         "no_records_s": round(float(nr_t), 2), "no_records_requests": int(nr_r),
+        "store_parameters": int(store), "store_pages": int(pages),
     })
 e = os.environ
 print(json.dumps({

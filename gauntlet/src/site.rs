@@ -65,6 +65,23 @@ pub struct BenchRow {
     pub choudoufu_requests: u64,
     pub no_records_s: f64,
     pub no_records_requests: u64,
+    /// How many SSM parameters the record store held, and how many pages
+    /// of ten a plan reads them in (figures from before the store moved
+    /// into the live system have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_parameters: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_pages: Option<u64>,
+}
+
+impl BenchRow {
+    /// The record store's parameters and pages, for a table cell.
+    fn store(&self) -> String {
+        match (self.store_parameters, self.store_pages) {
+            (Some(n), Some(p)) => format!("{n}, {p}"),
+            _ => "–".into(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -685,17 +702,18 @@ fn matrix_cell(r: &RunRecord, stage: StageId) -> String {
 }
 
 fn bench_table_html(b: &PlanFromNothing) -> String {
-    let mut h = String::from("<div class=\"scroll\"><table><thead><tr><th>objects</th><th>terraform plan (refresh) s</th><th>requests</th><th>choudoufu plan s</th><th>requests</th><th>ratio</th><th>choudoufu plan -no-records s</th><th>requests</th></tr></thead><tbody>\n");
+    let mut h = String::from("<div class=\"scroll\"><table><thead><tr><th>objects</th><th>terraform plan (refresh) s</th><th>requests</th><th>choudoufu plan s</th><th>requests</th><th>ratio</th><th>record store: parameters, pages</th><th>choudoufu plan -no-records s</th><th>requests</th></tr></thead><tbody>\n");
     for r in &b.rows {
         let _ = writeln!(
             h,
-            "<tr><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}x</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}x</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
             r.objects,
             r.terraform_s,
             r.terraform_requests,
             r.choudoufu_s,
             r.choudoufu_requests,
             r.choudoufu_s / r.terraform_s,
+            r.store(),
             r.no_records_s,
             r.no_records_requests
         );
@@ -848,17 +866,18 @@ pub fn index_markdown(site: &Site) -> String {
     match &site.plan_from_nothing {
         Some(b) => {
             let _ = writeln!(md, "{BENCH_INTRO}\n");
-            md.push_str("| objects | terraform plan (refresh) s | requests | choudoufu plan s | requests | ratio | choudoufu plan -no-records s | requests |\n|---|---|---|---|---|---|---|---|\n");
+            md.push_str("| objects | terraform plan (refresh) s | requests | choudoufu plan s | requests | ratio | record store: parameters, pages | choudoufu plan -no-records s | requests |\n|---|---|---|---|---|---|---|---|---|\n");
             for r in &b.rows {
                 let _ = writeln!(
                     md,
-                    "| {} | {:.2} | {} | {:.2} | {} | {:.2}x | {:.2} | {} |",
+                    "| {} | {:.2} | {} | {:.2} | {} | {:.2}x | {} | {:.2} | {} |",
                     r.objects,
                     r.terraform_s,
                     r.terraform_requests,
                     r.choudoufu_s,
                     r.choudoufu_requests,
                     r.choudoufu_s / r.terraform_s,
+                    r.store(),
                     r.no_records_s,
                     r.no_records_requests
                 );
@@ -976,6 +995,8 @@ mod tests {
                     choudoufu_requests: 83,
                     no_records_s: 3.85,
                     no_records_requests: 83,
+                    store_parameters: Some(4),
+                    store_pages: Some(1),
                 },
                 BenchRow {
                     objects: 100,
@@ -985,6 +1006,8 @@ mod tests {
                     choudoufu_requests: 544,
                     no_records_s: 6.47,
                     no_records_requests: 544,
+                    store_parameters: None,
+                    store_pages: None,
                 },
             ],
         };
@@ -995,10 +1018,10 @@ mod tests {
         .unwrap();
         let html = fs::read_to_string(render(d.path()).unwrap()).unwrap();
         assert_eq!(html.matches("<figure class=\"chart\">").count(), 2);
-        assert!(html.contains("<td class=\"num\">15</td><td class=\"num\">8.94</td><td class=\"num\">81</td><td class=\"num\">4.32</td><td class=\"num\">83</td><td class=\"num\">0.48x</td>"));
+        assert!(html.contains("<td class=\"num\">15</td><td class=\"num\">8.94</td><td class=\"num\">81</td><td class=\"num\">4.32</td><td class=\"num\">83</td><td class=\"num\">0.48x</td><td class=\"num\">4, 1</td>"));
         let md = fs::read_to_string(d.path().join("index.md")).unwrap();
         assert!(
-            md.contains("| 100 | 11.90 | 540 | 6.14 | 544 | 0.52x | 6.47 | 544 |"),
+            md.contains("| 100 | 11.90 | 540 | 6.14 | 544 | 0.52x | – | 6.47 | 544 |"),
             "{md}"
         );
         assert!(md.contains("SIZES=\"15 100\" scripts/bench-plan.sh"));

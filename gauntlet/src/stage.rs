@@ -27,12 +27,13 @@ pub enum StageId {
     GreenfieldApply,
     StrictProfile,
     PlanWithNoLocalState,
+    ASecondMachine,
     TwoAppliesAtOnce,
     TwoEstatesOnOneTwin,
 }
 
 impl StageId {
-    pub const ALL: [StageId; 17] = [
+    pub const ALL: [StageId; 18] = [
         StageId::ColdDeploy,
         StageId::Migrate,
         StageId::ReplanFromNothing,
@@ -48,6 +49,7 @@ impl StageId {
         StageId::GreenfieldApply,
         StageId::StrictProfile,
         StageId::PlanWithNoLocalState,
+        StageId::ASecondMachine,
         StageId::TwoAppliesAtOnce,
         StageId::TwoEstatesOnOneTwin,
     ];
@@ -69,6 +71,7 @@ impl StageId {
             StageId::GreenfieldApply => "Greenfield apply",
             StageId::StrictProfile => "Strict profile",
             StageId::PlanWithNoLocalState => "Plan with no local state",
+            StageId::ASecondMachine => "A second machine",
             StageId::TwoAppliesAtOnce => "Two applies at once",
             StageId::TwoEstatesOnOneTwin => "Two estates on one twin",
         }
@@ -91,6 +94,7 @@ impl StageId {
             self,
             StageId::StrictProfile
                 | StageId::PlanWithNoLocalState
+                | StageId::ASecondMachine
                 | StageId::TwoAppliesAtOnce
                 | StageId::TwoEstatesOnOneTwin
         )
@@ -261,6 +265,16 @@ pub enum Toggle {
     /// nothing to add, change or destroy. Broken by removing one queue's
     /// tofu-estate tag before the plan (and putting it back after).
     NoLocalState,
+    /// A second machine: a fresh copy of the root applies a drift away,
+    /// and the first copy's next plan is then empty. Broken by changing a
+    /// second object out of band before the first copy's plan.
+    SecondDrift,
+    /// A second machine: a create_before_destroy replacement the first
+    /// copy's apply left half done (killed between the new object's create
+    /// and the old one's destroy) is finished by the second copy, leaving
+    /// exactly the new object and nothing to plan. Broken by creating the
+    /// old parameter again, carrying the block's markers, before the read.
+    SecondWindow,
     /// Two applies at once: the second apply waits for the first's lock,
     /// naming it, and then has nothing to do. Broken by running the second
     /// with `-lock=false`.
@@ -283,7 +297,7 @@ pub enum Toggle {
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 43] = [
+    pub const ALL: [Toggle; 45] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -322,6 +336,8 @@ impl Toggle {
         Toggle::StrictCreate,
         Toggle::StrictMarkers,
         Toggle::NoLocalState,
+        Toggle::SecondDrift,
+        Toggle::SecondWindow,
         Toggle::LockTurns,
         Toggle::LockBroken,
         Toggle::NeighbourBoundary,
@@ -370,6 +386,8 @@ impl Toggle {
             Toggle::StrictCreate => "strict-create",
             Toggle::StrictMarkers => "strict-markers",
             Toggle::NoLocalState => "no-local-state",
+            Toggle::SecondDrift => "second-drift",
+            Toggle::SecondWindow => "second-window",
             Toggle::LockTurns => "lock-turns",
             Toggle::LockBroken => "lock-broken",
             Toggle::NeighbourBoundary => "neighbour-boundary",
@@ -415,6 +433,7 @@ impl Toggle {
             | Toggle::StrictCreate
             | Toggle::StrictMarkers => StageId::StrictProfile,
             Toggle::NoLocalState => StageId::PlanWithNoLocalState,
+            Toggle::SecondDrift | Toggle::SecondWindow => StageId::ASecondMachine,
             Toggle::LockTurns | Toggle::LockBroken => StageId::TwoAppliesAtOnce,
             Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
                 StageId::TwoEstatesOnOneTwin
@@ -520,6 +539,12 @@ impl Toggle {
             Toggle::StrictMarkers => "writes marker_repair = \"repair\" into the strict block",
             Toggle::NoLocalState => {
                 "removes one queue's (a root run: one object's by ARN) tofu-estate tag before the plan in the fresh copy"
+            }
+            Toggle::SecondDrift => {
+                "changes a second object out of band (the manifest's second drift parameter, or a tag on another object by ARN) after the second copy's apply, before the first copy's plan"
+            }
+            Toggle::SecondWindow => {
+                "creates the window's old parameter again, carrying the block's markers, after the second copy's apply, before the read"
             }
             Toggle::LockTurns => "runs the second apply with -lock=false",
             Toggle::LockBroken => {
@@ -638,6 +663,7 @@ mod tests {
             [
                 StageId::StrictProfile,
                 StageId::PlanWithNoLocalState,
+                StageId::ASecondMachine,
                 StageId::TwoAppliesAtOnce,
                 StageId::TwoEstatesOnOneTwin
             ]

@@ -31,6 +31,7 @@ pub mod no_local_state;
 pub mod rename;
 pub mod replace;
 pub mod review;
+pub mod second_machine;
 pub mod strict;
 
 /// A step of a stage that could not be carried out.

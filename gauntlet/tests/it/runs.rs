@@ -8,7 +8,7 @@ use crate::{
 };
 
 /// The stages this gauntlet runs, in the page's order.
-const RUN: [&str; 17] = [
+const RUN: [&str; 18] = [
     "Cold deploy",
     "Migrate",
     "Replan from nothing",
@@ -24,6 +24,7 @@ const RUN: [&str; 17] = [
     "Greenfield apply",
     "Strict profile",
     "Plan with no local state",
+    "A second machine",
     "Two applies at once",
     "Two estates on one twin",
 ];
@@ -85,6 +86,15 @@ fn clean_run(estate: &str) -> serde_json::Value {
     }
     assert!(page.contains("Oracle: stock terraform"));
     assert!(page.contains(&format!("cargo run -p gauntlet -- run {estate}")));
+    let second = detail(&r, "A second machine");
+    for seen in [
+        "in a fresh copy of the root (no local folder, no schema cache, no state file, a separate HOME) choudoufu apply proposed exactly ",
+        "the first copy's next plan is empty (No changes.",
+        "the second copy's apply read what the first left in the live store ('# aws_ssm_parameter.second_machine (deposed object ",
+        "applied 0 added, 0 changed, 1 destroyed, after which the AWS CLI finds exactly ",
+    ] {
+        assert!(second.contains(seen), "{seen}: {second}");
+    }
     let lock = detail(&r, "Two applies at once");
     for seen in [
         "is locked by another run: lock ID ",
@@ -361,7 +371,7 @@ fn break_network_cold_state_cold_inventory_cold_markers_cold_undeclared() {
 #[test]
 fn break_network_every_toggle_after_cold_deploy() {
     let toggles = network_toggles(false);
-    assert_eq!(toggles.len(), 35, "{toggles:?}");
+    assert_eq!(toggles.len(), 37, "{toggles:?}");
     broken_together(NETWORK, &toggles, None);
 }
 
@@ -501,7 +511,7 @@ fn break_cold_state_cold_markers_cold_undeclared() {
 // pass.
 
 #[test]
-fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_crash_window_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state_lock_turns(
+fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_crash_window_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state_second_drift_lock_turns(
 ) {
     broken_together(
         ESTATE,
@@ -524,6 +534,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
             Toggle::StrictSecrets,
             Toggle::StrictCreate,
             Toggle::NoLocalState,
+            Toggle::SecondDrift,
             Toggle::LockTurns,
         ],
         None,
@@ -535,7 +546,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
 // stamped, renamed and reviewed).
 
 #[test]
-fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_replace_order_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan_strict_silent_strict_markers_lock_broken_neighbour_boundary_neighbour_refused_neighbour_teardown(
+fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_replace_order_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan_strict_silent_strict_markers_second_window_lock_broken_neighbour_boundary_neighbour_refused_neighbour_teardown(
 ) {
     broken_together(
         PLATFORM,
@@ -556,6 +567,7 @@ fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_re
             Toggle::GreenfieldReplan,
             Toggle::StrictSilent,
             Toggle::StrictMarkers,
+            Toggle::SecondWindow,
             Toggle::LockBroken,
             Toggle::NeighbourBoundary,
             Toggle::NeighbourRefused,
