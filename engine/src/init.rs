@@ -2,9 +2,9 @@
 //! `terraform init` makes it, so that either tool can then plan it.
 //!
 //! In order: the configuration loads; the estate's settings (`live.hcl`)
-//! are valid and its record store directory writable; local module calls
-//! are recorded in `.terraform/modules/modules.json` as terraform records
-//! them; every provider the root and its modules require is installed into
+//! are valid and its record store directory writable; module calls are
+//! recorded in `.terraform/modules/modules.json` as terraform records them
+//! (a remote call, which `terraform init` installed, keeps its entry); every provider the root and its modules require is installed into
 //! `.terraform/providers` ([`crate::provider::install`]); the lock file is
 //! written or updated ([`crate::provider::lockfile`]). Progress is printed
 //! on terraform's lines; problems come back as diagnostics, and a failed
@@ -15,6 +15,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::config::manifest::{is_local, Manifest};
 use crate::config::tree::{load_tree, Tree};
 use crate::diag::{Diagnostic, Diagnostics, Sources};
 use crate::provider::cache::SchemaCache;
@@ -139,9 +140,11 @@ pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagn
         let mut entries = vec![ModuleEntry {
             key: String::new(),
             source: String::new(),
+            version: None,
             dir: ".".into(),
         }];
-        module_entries(&tree, ".", &mut entries);
+        let installed = Manifest::read(root).map_err(|d| Diagnostics::from(*d))?;
+        module_entries(&tree, ".", &installed, &mut entries);
         for e in &entries[1..] {
             say(format!("- {} in {}", e.key, e.dir));
         }
@@ -316,25 +319,36 @@ fn writable(dir: &Path) -> std::io::Result<()> {
 struct ModuleEntry {
     key: String,
     source: String,
+    version: Option<String>,
     dir: String,
 }
 
 /// The module calls below `tree`, depth first in call-name order, as
 /// terraform lists them.
-fn module_entries(tree: &Tree, dir: &str, out: &mut Vec<ModuleEntry>) {
+/// A remote call keeps the entry `terraform init` wrote for it.
+fn module_entries(tree: &Tree, dir: &str, installed: &Manifest, out: &mut Vec<ModuleEntry>) {
     for (name, child) in &tree.children {
         let Some(call) = tree.module.module_calls.get(name) else {
             continue;
         };
-        let source = clean(&call.source, true);
-        let child_dir = clean(&format!("{dir}/{}", call.source), false);
         let key = child.path.join(".");
-        out.push(ModuleEntry {
-            key,
-            source,
-            dir: child_dir.clone(),
-        });
-        module_entries(child, &child_dir, out);
+        let entry = match installed.get(&key) {
+            Some(e) if !is_local(&call.source) => ModuleEntry {
+                key,
+                source: e.source.clone(),
+                version: e.version.clone(),
+                dir: e.dir.clone(),
+            },
+            _ => ModuleEntry {
+                key,
+                source: clean(&call.source, true),
+                version: None,
+                dir: clean(&format!("{dir}/{}", call.source), false),
+            },
+        };
+        let child_dir = entry.dir.clone();
+        out.push(entry);
+        module_entries(child, &child_dir, installed, out);
     }
 }
 
@@ -364,15 +378,19 @@ fn clean(path: &str, keep_dot: bool) -> String {
 fn write_modules_json(root: &Path, entries: &[ModuleEntry]) -> std::io::Result<()> {
     let dir = root.join(".terraform").join("modules");
     fs::create_dir_all(&dir)?;
-    // terraform's field order: Key, Source, Dir.
+    // terraform's field order: Key, Source, Version (when there is one), Dir.
     let text = format!(
         "{{\"Modules\":[{}]}}",
         entries
             .iter()
             .map(|e| format!(
-                "{{\"Key\":{},\"Source\":{},\"Dir\":{}}}",
+                "{{\"Key\":{},\"Source\":{},{}\"Dir\":{}}}",
                 serde_json::Value::from(e.key.as_str()),
                 serde_json::Value::from(e.source.as_str()),
+                e.version
+                    .as_deref()
+                    .map(|v| format!("\"Version\":{},", serde_json::Value::from(v)))
+                    .unwrap_or_default(),
                 serde_json::Value::from(e.dir.as_str())
             ))
             .collect::<Vec<_>>()

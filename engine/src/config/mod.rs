@@ -9,6 +9,7 @@
 
 mod body;
 pub(crate) mod json;
+pub mod manifest;
 pub mod refs;
 pub mod tree;
 pub mod typeexpr;
@@ -221,6 +222,10 @@ pub fn implied_provider(type_name: &str) -> String {
 pub struct ModuleCall {
     pub name: String,
     pub source: String,
+    /// Where `source` is written, for a diagnostic about it.
+    pub source_range: Range,
+    /// The `version` constraint of a registry source, as written.
+    pub version: Option<String>,
     pub count: Option<Expr>,
     pub for_each: Option<Expr>,
     pub depends_on: Vec<Expr>,
@@ -1255,7 +1260,7 @@ impl Module {
             .required("source", block, diags)
             .and(c.string("source", diags));
         if let (Some(src), Some(at)) = (&source, c.expr("source")) {
-            let local = src.starts_with("./") || src.starts_with("../");
+            let local = manifest::is_local(src);
             if local && c.attrs.contains_key("version") {
                 diags.push(
                     Diagnostic::error(
@@ -1303,12 +1308,15 @@ impl Module {
                 );
             }
         }
-        if let Some(source) = source {
+        let version = c.string("version", diags);
+        if let (Some(source), Some(at)) = (source, c.expr("source")) {
             self.module_calls.insert(
                 name.to_string(),
                 ModuleCall {
                     name: name.to_string(),
                     source,
+                    source_range: at.range(),
+                    version,
                     count: c.expr("count"),
                     for_each: c.expr("for_each"),
                     depends_on: depends_on(&c, diags),

@@ -1,13 +1,16 @@
 //! A root module and the child modules its calls load, recursively.
 //!
-//! Only local sources (`./x`, `../x`) are loaded: a registry or git source
-//! would need `terraform init`'s installer, which this engine does not
-//! have, so such a call is an error naming it. A call that leads back to a
+//! A local source (`./x`, `../x`) is loaded from its caller's directory;
+//! any other source (registry, git, an archive) from the directory the
+//! module manifest `terraform init` wrote names for it
+//! ([`super::manifest`]), after terraform's checks that it is installed
+//! and current. A call that leads back to a
 //! module already being loaded on the way down is an error too, and so is
 //! `count`, `for_each` or `depends_on` on a call to a module that configures
 //! its own providers.
 
-use super::{load, Module, ModuleCall, ProviderRef};
+use super::manifest::{is_local, Manifest};
+use super::{load, Module, ProviderRef};
 use crate::diag::{Diagnostic, Diagnostics, Sources};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -127,11 +130,15 @@ impl Tree {
     }
 }
 
-/// Loads the root module in `dir` and every local module it calls. The
-/// tree is usable only if the diagnostics hold no error.
+/// Loads the root module in `dir` and every module it calls. The tree is
+/// usable only if the diagnostics hold no error.
 pub fn load_tree(dir: &Path) -> (Tree, Diagnostics) {
     let mut diags = Diagnostics::default();
-    let tree = load_below(dir, Vec::new(), &mut Vec::new(), &mut diags);
+    let manifest = Manifest::read(dir).unwrap_or_else(|d| {
+        diags.push(*d);
+        Manifest::default()
+    });
+    let tree = load_below(dir, Vec::new(), &mut Vec::new(), &manifest, &mut diags);
     (tree, diags)
 }
 
@@ -139,6 +146,7 @@ fn load_below(
     dir: &Path,
     path: Vec<String>,
     loading: &mut Vec<PathBuf>,
+    manifest: &Manifest,
     diags: &mut Diagnostics,
 ) -> Tree {
     let (module, d) = load(dir);
@@ -146,8 +154,18 @@ fn load_below(
     loading.push(identity(dir));
     let mut children = BTreeMap::new();
     for call in module.module_calls.values() {
-        let Some(child_dir) = local_dir(&module.dir, call, diags) else {
-            continue;
+        let mut child_path = path.clone();
+        child_path.push(call.name.clone());
+        let child_dir = if is_local(&call.source) {
+            clean(&module.dir.join(&call.source))
+        } else {
+            match manifest.dir_of(&child_path, call) {
+                Ok(dir) => dir,
+                Err(d) => {
+                    diags.push(*d);
+                    continue;
+                }
+            }
         };
         if loading.contains(&identity(&child_dir)) {
             diags.push(
@@ -177,9 +195,7 @@ fn load_below(
             );
             continue;
         }
-        let mut child_path = path.clone();
-        child_path.push(call.name.clone());
-        let child = load_below(&child_dir, child_path, loading, diags);
+        let child = load_below(&child_dir, child_path, loading, manifest, diags);
         if let Some(import) = child.module.imports.first() {
             diags.push(
                 Diagnostic::error(
@@ -221,25 +237,6 @@ fn load_below(
         path,
         children,
     }
-}
-
-/// The directory a local call loads, or an error for any other source.
-fn local_dir(parent: &Path, call: &ModuleCall, diags: &mut Diagnostics) -> Option<PathBuf> {
-    let local = call.source.starts_with("./") || call.source.starts_with("../");
-    if local {
-        return Some(clean(&parent.join(&call.source)));
-    }
-    diags.push(
-        Diagnostic::error(
-            "Module not installed",
-            format!(
-                "Module \"{}\" has source {:?}, which this engine cannot install: only local module sources, starting with \"./\" or \"../\", are supported.",
-                call.name, call.source
-            ),
-        )
-        .at(call.range.clone()),
-    );
-    None
 }
 
 /// `path` with `.` and `..` components resolved lexically, as terraform
@@ -408,7 +405,7 @@ module "app" {
     }
 
     #[test]
-    fn refuses_remote_sources_missing_directories_and_cycles_at_the_call() {
+    fn refuses_uninstalled_sources_missing_directories_and_cycles_at_the_call() {
         let root = tempfile::tempdir().unwrap();
         write(
             root.path(),
@@ -433,7 +430,47 @@ module "app" {
                 ("Module not installed", 1)
             ]
         );
-        assert!(d.0[2].detail.contains("terraform-aws-modules/vpc/aws"));
+        assert!(d.0[2]
+            .detail
+            .starts_with("This module is not yet installed. Run \"terraform init\""));
         assert!(tree.children["loop"].children.is_empty());
+    }
+
+    #[test]
+    fn a_remote_source_loads_from_where_init_installed_it_and_its_own_calls_below_it() {
+        let root = tempfile::tempdir().unwrap();
+        write(
+            root.path(),
+            "main.tf",
+            "module \"web\" {\n  source  = \"terraform-aws-modules/security-group/aws//modules/http-80\"\n  version = \"~> 5.3\"\n}\n",
+        );
+        let pkg = ".terraform/modules/web";
+        write(
+            root.path(),
+            &format!("{pkg}/modules/http-80/main.tf"),
+            "module \"sg\" {\n  source = \"../../\"\n}\n",
+        );
+        write(
+            root.path(),
+            &format!("{pkg}/main.tf"),
+            "variable \"name\" {}\n",
+        );
+        write(
+            root.path(),
+            ".terraform/modules/modules.json",
+            &format!(
+                r#"{{"Modules":[{{"Key":"","Source":"","Dir":"."}},{{"Key":"web","Source":"registry.terraform.io/terraform-aws-modules/security-group/aws//modules/http-80","Version":"5.3.1","Dir":"{pkg}/modules/http-80"}},{{"Key":"web.sg","Source":"../../","Dir":"{pkg}"}}]}}"#
+            ),
+        );
+        let (tree, d) = load_tree(root.path());
+        assert!(!d.has_errors(), "{d}");
+        let web = &tree.children["web"];
+        assert_eq!(
+            web.module.dir,
+            root.path().join(pkg).join("modules/http-80")
+        );
+        let sg = &web.children["sg"];
+        assert!(sg.module.variables.contains_key("name"));
+        assert_eq!(sg.address(), "module.web.module.sg");
     }
 }

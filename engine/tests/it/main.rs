@@ -15,6 +15,7 @@ mod json_config;
 mod language;
 mod live_provider;
 mod memory_provider;
+mod module_sources;
 mod modules;
 mod outputs;
 mod plan_render;
