@@ -15,8 +15,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::config::manifest::{is_local, Manifest};
-use crate::config::tree::{load_tree, Tree};
+use crate::config::manifest::Entry;
+use crate::config::tree::load_tree;
 use crate::diag::{Diagnostic, Diagnostics, Sources};
 use crate::provider::cache::SchemaCache;
 use crate::provider::discovery::{Installation, ProviderSource, VersionConstraint};
@@ -72,17 +72,20 @@ pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagn
         ))
         .into());
     }
-    let (tree, diags) = load_tree(root);
-    if diags.has_errors() {
+    let invalid = |diags: Diagnostics, sources: Sources| {
         let mut all = Diagnostics::from(Diagnostic::error(
             "Invalid configuration",
             "choudoufu encountered problems during initialisation, including problems with the configuration, described below.\n\nThe Terraform configuration must be valid before initialization so that choudoufu can determine which modules and providers need to be installed.",
         ));
         all.extend(diags);
-        return Err(Failed {
+        Failed {
             diagnostics: all,
-            sources: tree.sources(),
-        });
+            sources,
+        }
+    };
+    let (root_module, diags) = crate::config::load(root);
+    if diags.has_errors() {
+        return Err(invalid(diags, root_module.sources().clone()));
     }
 
     say(bold("\nInitializing the estate..."));
@@ -135,25 +138,19 @@ pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagn
         }
     }
 
-    if !tree.children.is_empty() {
+    if !root_module.module_calls.is_empty() {
         say(bold("Initializing modules..."));
-        let mut entries = vec![ModuleEntry {
-            key: String::new(),
-            source: String::new(),
-            version: None,
-            dir: ".".into(),
-        }];
-        let installed = Manifest::read(root).map_err(|d| Diagnostics::from(*d))?;
-        module_entries(&tree, ".", &installed, &mut entries);
-        for e in &entries[1..] {
-            say(format!("- {} in {}", e.key, e.dir));
-        }
+        let entries = crate::module_install::install(root, options.upgrade, &mut say)?;
         write_modules_json(root, &entries).map_err(|e| {
             Diagnostics::from(Diagnostic::error(
                 "Failed to update module manifest",
                 format!("Unable to write the module manifest file: {e}"),
             ))
         })?;
+    }
+    let (tree, diags) = load_tree(root);
+    if diags.has_errors() {
+        return Err(invalid(diags, tree.sources()));
     }
 
     let mut required: BTreeMap<ProviderSource, VersionConstraint> = BTreeMap::new();
@@ -315,67 +312,7 @@ fn writable(dir: &Path) -> std::io::Result<()> {
     tempfile::tempfile_in(at).map(drop)
 }
 
-/// One entry of terraform's module manifest.
-struct ModuleEntry {
-    key: String,
-    source: String,
-    version: Option<String>,
-    dir: String,
-}
-
-/// The module calls below `tree`, depth first in call-name order, as
-/// terraform lists them.
-/// A remote call keeps the entry `terraform init` wrote for it.
-fn module_entries(tree: &Tree, dir: &str, installed: &Manifest, out: &mut Vec<ModuleEntry>) {
-    for (name, child) in &tree.children {
-        let Some(call) = tree.module.module_calls.get(name) else {
-            continue;
-        };
-        let key = child.path.join(".");
-        let entry = match installed.get(&key) {
-            Some(e) if !is_local(&call.source) => ModuleEntry {
-                key,
-                source: e.source.clone(),
-                version: e.version.clone(),
-                dir: e.dir.clone(),
-            },
-            _ => ModuleEntry {
-                key,
-                source: clean(&call.source, true),
-                version: None,
-                dir: clean(&format!("{dir}/{}", call.source), false),
-            },
-        };
-        let child_dir = entry.dir.clone();
-        out.push(entry);
-        module_entries(child, &child_dir, installed, out);
-    }
-}
-
-/// A slash path cleaned as Go's path.Clean does; a local source keeps its
-/// leading `./`.
-fn clean(path: &str, keep_dot: bool) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for p in path.split('/') {
-        match p {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|l| *l != "..") => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    let joined = parts.join("/");
-    if keep_dot && !joined.starts_with("..") {
-        format!("./{joined}")
-    } else if joined.is_empty() {
-        ".".into()
-    } else {
-        joined
-    }
-}
-
-fn write_modules_json(root: &Path, entries: &[ModuleEntry]) -> std::io::Result<()> {
+fn write_modules_json(root: &Path, entries: &[Entry]) -> std::io::Result<()> {
     let dir = root.join(".terraform").join("modules");
     fs::create_dir_all(&dir)?;
     // terraform's field order: Key, Source, Version (when there is one), Dir.
@@ -397,17 +334,4 @@ fn write_modules_json(root: &Path, entries: &[ModuleEntry]) -> std::io::Result<(
             .join(",")
     );
     fs::write(dir.join("modules.json"), text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cleans_paths_as_go_does() {
-        assert_eq!(clean("./modules/app/", true), "./modules/app");
-        assert_eq!(clean("../shared", true), "../shared");
-        assert_eq!(clean("./modules/app/./inner", false), "modules/app/inner");
-        assert_eq!(clean("./x/../y", false), "y");
-    }
 }

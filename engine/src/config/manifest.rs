@@ -175,13 +175,24 @@ fn unreadable(path: &Path, why: &str) -> Box<Diagnostic> {
 /// three-part `namespace/name/system`), a GitHub or Bitbucket shorthand
 /// as the git URL it stands for; any other source as written.
 pub fn normal_source(source: &str) -> String {
-    let (path, sub) = match source.split_once("//") {
-        Some((p, s)) if !p.ends_with(':') && !p.contains("::") => (p, Some(s)),
-        _ => (source, None),
+    let (bare, query) = match source.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (source, None),
     };
-    let with_sub = |base: String| match sub {
-        Some(s) => format!("{base}//{s}"),
-        None => base,
+    let (path, sub) = match bare.split_once("//") {
+        Some((p, s)) if !p.ends_with(':') && !p.contains("::") => (p, Some(s)),
+        _ => (bare, None),
+    };
+    // terraform writes the subdirectory before the query.
+    let with_sub = |base: String| {
+        let base = match sub {
+            Some(s) => format!("{base}//{s}"),
+            None => base,
+        };
+        match query {
+            Some(q) => format!("{base}?{q}"),
+            None => base,
+        }
     };
     if let Some(rest) = path.strip_prefix("github.com/") {
         let repo = rest.trim_end_matches(".git");
@@ -228,6 +239,10 @@ mod tests {
         assert_eq!(
             normal_source("github.com/hashicorp/example"),
             "git::https://github.com/hashicorp/example.git"
+        );
+        assert_eq!(
+            normal_source("github.com/hashicorp/example//sub?ref=v2"),
+            "git::https://github.com/hashicorp/example.git//sub?ref=v2"
         );
         let git = "git::https://example.com/network.git//modules/vpc?ref=v1.2.0";
         assert_eq!(normal_source(git), git);

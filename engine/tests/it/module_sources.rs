@@ -1,7 +1,8 @@
 //! Module sources as users write them: a root calling a module from a git
 //! repository by tag, installed by stock terraform's `init`, planned by the
 //! engine from the directory terraform prepared; `choudoufu init` keeps
-//! terraform's module manifest byte for byte, and a source changed after
+//! terraform's module manifest byte for byte, installs the same module in
+//! a fresh clone of the root as terraform would, and a source changed after
 //! the install is refused on terraform's words until `init` runs again.
 
 use std::fs;
@@ -110,7 +111,39 @@ fn a_git_module_terraform_installed_plans_with_the_engine() {
         Some("named-web")
     );
 
+    // A fresh clone of the root: choudoufu init clones the module itself,
+    // writing the manifest terraform wrote; the plan is empty there too,
+    // and terraform validates the directory choudoufu prepared.
+    let fresh = Workdir::new();
+    root(fresh.dir.path(), &moto, &source("v1.0.0"));
+    fs::copy(
+        w.dir.path().join(".terraform.lock.hcl"),
+        fresh.dir.path().join(".terraform.lock.hcl"),
+    )
+    .unwrap();
+    let init = fresh.engine(&["init", "-input=false"]);
+    let said = text(&init);
+    assert!(init.status.success(), "choudoufu init: {said}");
+    assert!(
+        said.contains(&format!(
+            "Downloading git::file://{}?ref=v1.0.0 for web...",
+            repo.path().display()
+        )),
+        "{said}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(
+            &fs::read(fresh.dir.path().join(".terraform/modules/modules.json")).unwrap()
+        ),
+        String::from_utf8_lossy(&written)
+    );
+    let plan = fresh.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    let validate = fresh.run(&tf, &["validate", "-no-color"]);
+    assert!(validate.status.success(), "{}", text(&validate));
+
     // A new tag in the source, no init: refused on the source's line.
+    git(repo.path(), &["tag", "v1.0.1"]);
     root(w.dir.path(), &moto, &source("v1.0.1"));
     let plan = w.engine(&["plan"]);
     let said = flat(&text(&plan));
@@ -123,4 +156,10 @@ fn a_git_module_terraform_installed_plans_with_the_engine() {
             ),
         "{said}"
     );
+
+    // init takes the new tag; the plan is empty again.
+    let init = w.engine(&["init", "-input=false"]);
+    assert!(init.status.success(), "{}", text(&init));
+    let plan = w.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
 }
