@@ -195,6 +195,10 @@ struct PlanArgs {
     /// Plan only this resource or instance (and what it depends on).
     #[arg(long = "target", value_name = "ADDRESS")]
     targets: Vec<String>,
+    /// Replace this resource instance even where it would be updated in
+    /// place or left as it is (repeatable).
+    #[arg(long = "replace", value_name = "ADDRESS")]
+    replace: Vec<String>,
     /// Limit the number of concurrent changes.
     #[arg(long, default_value_t = engine::apply::DEFAULT_PARALLELISM)]
     parallelism: usize,
@@ -311,6 +315,7 @@ fn main() -> ExitCode {
             };
             if let Some(saved) = &saved {
                 args.destroy = saved.1.destroy;
+                args.replace = saved.1.replace.clone();
             }
             return run_plan(
                 &args,

@@ -30,6 +30,10 @@ pub struct SavedPlan {
     /// SHA-256 over the input variables' final values.
     pub vars_digest: String,
     pub destroy: bool,
+    /// The `-replace` addresses the plan was made with: its apply plans
+    /// with them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replace: Vec<String>,
     /// Per instance read: a digest of the live object as the plan saw it
     /// ("absent" when there was none).
     pub fingerprints: BTreeMap<String, String>,
@@ -246,11 +250,18 @@ impl SavedPlan {
             config_digest: config_digest(root),
             vars_digest: vars_digest(vars),
             destroy,
+            replace: Vec::new(),
             fingerprints: d.fingerprints,
             changes: d.changes,
             plan_timestamp: plan_timestamp.to_string(),
             text,
             json,
         }
+    }
+
+    /// The plan file of a plan made with `-replace` for each of `addrs`.
+    pub fn replacing(mut self, addrs: &[String]) -> SavedPlan {
+        self.replace = addrs.to_vec();
+        self
     }
 }

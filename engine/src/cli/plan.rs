@@ -166,6 +166,16 @@ pub(crate) async fn plan_and_apply(
                 }
             }
         }
+        let mut replace = Vec::new();
+        for r in &args.replace {
+            match r.parse::<engine::addr::ResourceInstanceAddr>() {
+                Ok(a) => replace.push(a),
+                Err(e) => {
+                    eprintln!("\nError: Invalid force-replace address {r:?}\n\n{e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         // A saved plan's apply keeps the instant the plan was made.
         let plan_timestamp = match &mode {
             Mode::Apply {
@@ -181,6 +191,7 @@ pub(crate) async fn plan_and_apply(
             destroy: args.destroy,
             use_records: !args.no_records,
             targets,
+            replace,
             plan_timestamp,
         };
         let planned = match engine::planner::plan(&req, &mut ws.sessions, store).await {
@@ -234,7 +245,8 @@ pub(crate) async fn plan_and_apply(
                         args.destroy,
                         &req.plan_timestamp,
                         text,
-                    );
+                    )
+                    .replacing(&args.replace);
                     if let Err(e) = saved.write(&out) {
                         return report(Err(e.into()));
                     }

@@ -235,6 +235,7 @@ fn reason_str(reason: &Reason) -> &'static str {
     match reason {
         Reason::ReplaceBecauseCannotUpdate => "replace_because_cannot_update",
         Reason::ReplaceByTriggers => "replace_by_triggers",
+        Reason::ReplaceByRequest => "replace_by_request",
         Reason::DeleteBecauseNoResourceConfig => "delete_because_no_resource_config",
         Reason::DeleteBecauseCountIndex => "delete_because_count_index",
         Reason::DeleteBecauseEachKey => "delete_because_each_key",

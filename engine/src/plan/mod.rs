@@ -42,6 +42,8 @@ pub enum Reason {
     ReplaceBecauseCannotUpdate,
     /// A replacement forced by `replace_triggered_by`.
     ReplaceByTriggers,
+    /// A replacement asked for with `-replace=ADDRESS`.
+    ReplaceByRequest,
     /// A delete because no block declares the instance any more (a swept
     /// object carrying the estate's marker).
     DeleteBecauseNoResourceConfig,

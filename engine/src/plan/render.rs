@@ -214,6 +214,9 @@ fn comment(rc: &ResourceChange, act: Act) -> String {
             Some(Reason::ReplaceByTriggers) => s.push_str(&format!(
                 "[bold]  # {addr}[reset] will be [bold][red]replaced[reset] due to changes in replace_triggered_by"
             )),
+            Some(Reason::ReplaceByRequest) => s.push_str(&format!(
+                "[bold]  # {addr}[reset] will be [bold][red]replaced[reset], as requested"
+            )),
             _ => s.push_str(&format!(
                 "[bold]  # {addr}[reset] must be [bold][red]replaced[reset]"
             )),

@@ -31,6 +31,9 @@ pub struct Request<'a> {
     /// instances): plan only these and what they depend on, and sweep
     /// nothing.
     pub targets: Vec<Target>,
+    /// `-replace` addresses: these instances are replaced even where the
+    /// provider would update them in place or leave them as they are.
+    pub replace: Vec<ResourceInstanceAddr>,
     /// When the plan was made (RFC 3339), `plantimestamp()`'s answer; a
     /// saved plan's apply keeps the saved plan's.
     pub plan_timestamp: String,

@@ -235,6 +235,9 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             }
         }
         let reason = match action {
+            Action::Replace { .. } if self.req.replace.contains(&addr) => {
+                Some(Reason::ReplaceByRequest)
+            }
             Action::Replace { .. } => Some(Reason::ReplaceBecauseCannotUpdate),
             _ => None,
         };
@@ -485,9 +488,10 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                 );
                 let replace_paths =
                     forcing(&live, &planned.planned_state, &planned.requires_replace);
-                if same(&planned.planned_state, &live) {
+                let requested = self.req.replace.contains(addr);
+                if same(&planned.planned_state, &live) && !requested {
                     (Action::NoOp, Some(live.clone()), Some(live), Vec::new())
-                } else if !replace_paths.is_empty() {
+                } else if requested || !replace_paths.is_empty() {
                     self.check_prevent_destroy(res, addr)?;
                     let create = plan_create(&mut provider, type_name, &block.schema, &marked)
                         .await

@@ -115,6 +115,7 @@ pub async fn plan<L: Launcher>(
         return Err(p.diags);
     }
     p.say_how_found();
+    p.replace_unmatched();
     let forgotten: Vec<String> = p
         .entries
         .changes
@@ -148,6 +149,43 @@ pub async fn plan<L: Launcher>(
         warnings: p.diags,
         stale_records: p.stale_records,
     })
+}
+
+/// `-replace` without an instance key, on a block with `count` or
+/// `for_each`: terraform's warning naming the instances it could mean.
+impl<P> Planner<'_, '_, P> {
+    fn replace_unmatched(&mut self) {
+        for wanted in self.req.replace.iter().filter(|r| r.key.is_none()) {
+            let mut keyed: Vec<&crate::addr::ResourceInstanceAddr> = self
+                .entries
+                .changes
+                .iter()
+                .map(|c| &c.addr)
+                .filter(|a| {
+                    a.key.is_some()
+                        && a.module == wanted.module
+                        && a.mode == wanted.mode
+                        && a.type_name == wanted.type_name
+                        && a.name == wanted.name
+                })
+                .collect();
+            if keyed.is_empty() {
+                continue;
+            }
+            keyed.sort();
+            let options: Vec<String> = keyed
+                .iter()
+                .map(|a| format!("  -replace=\"{a}\""))
+                .collect();
+            self.diags.push(Diagnostic::warning(
+                "Incompletely-matched force-replace resource instance",
+                format!(
+                    "Your force-replace request for {wanted} doesn't match any resource instances because it lacks an instance key.\n\nTo force replacement of particular instances, use one or more of the following options instead:\n{}",
+                    options.join("\n")
+                ),
+            ));
+        }
+    }
 }
 
 struct Planner<'a, 'r, P> {

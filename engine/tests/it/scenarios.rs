@@ -337,9 +337,9 @@ fn json_value(j: &serde_json::Value, ty: &engine::value::Type) -> Value {
 /// One step of a case.
 #[derive(Debug)]
 enum Step {
-    /// `plan [-destroy] [-target=ADDR]... [-out=FILE]`
+    /// `plan [-destroy] [-target=ADDR]... [-replace=ADDR]... [-out=FILE]`
     Plan { flags: Flags, out: Option<String> },
-    /// `apply [-destroy] [-target=ADDR]... [-stop-after=ADDR]`: auto-approved,
+    /// `apply [-destroy] [-target=ADDR]... [-replace=ADDR]... [-stop-after=ADDR]`: auto-approved,
     /// one change at a time; `-stop-after` stops it the instant that
     /// address's change commits, as SIGTERM would.
     Apply {
@@ -373,6 +373,7 @@ enum Step {
 struct Flags {
     destroy: bool,
     targets: Vec<String>,
+    replace: Vec<String>,
 }
 
 impl Step {
@@ -396,6 +397,7 @@ impl Step {
                 match (*verb, name) {
                     (_, "destroy") => flags.destroy = true,
                     (_, "target") => flags.targets.push(value.to_string()),
+                    (_, "replace") => flags.replace.push(value.to_string()),
                     ("plan", "out") => out = Some(value.to_string()),
                     ("apply", "stop-after") => stop_after = Some(value.to_string()),
                     _ => return Err(format!("unknown flag {w}")),
@@ -551,6 +553,7 @@ impl Flags {
             out.push("-destroy".to_string());
         }
         out.extend(self.targets.iter().map(|t| format!("-target={t}")));
+        out.extend(self.replace.iter().map(|r| format!("-replace={r}")));
         out
     }
 
@@ -620,6 +623,11 @@ impl Opened {
             destroy: flags.destroy,
             use_records: true,
             targets: flags.targets(),
+            replace: flags
+                .replace
+                .iter()
+                .map(|r| r.parse().unwrap_or_else(|e| panic!("-replace={r}: {e}")))
+                .collect(),
             plan_timestamp: plan_timestamp.to_string(),
         }
     }
@@ -663,7 +671,8 @@ async fn run_plan(root: &Path, memory: &Memory, flags: &Flags, out: Option<&str>
             flags.destroy,
             PLAN_TIMESTAMP,
             human(&planned.plan, false),
-        );
+        )
+        .replacing(&flags.replace);
         saved.write(Path::new(file)).unwrap();
         let _ = writeln!(
             text,
@@ -697,10 +706,12 @@ async fn run_apply(
         Some((_, s)) => Flags {
             destroy: s.destroy,
             targets: Vec::new(),
+            replace: s.replace.clone(),
         },
         None => Flags {
             destroy: flags.destroy,
             targets: flags.targets.clone(),
+            replace: flags.replace.clone(),
         },
     };
     let req = o.request(&flags, &timestamp);
