@@ -239,7 +239,8 @@ TF
   # The record store's parameters, as the AWS CLI pages through them.
   store=$(AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_DEFAULT_REGION=us-east-1 \
     "$PWD/.venv/bin/aws" --endpoint-url "http://127.0.0.1:$port" ssm get-parameters-by-path \
-    --path /choudoufu/records/bench --recursive --query 'length(Parameters)' --output text)
+    --path /choudoufu/records/bench --recursive --query 'Parameters[].Name' --output json \
+    | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
   pages=$(( (store + 9) / 10 )); (( pages > 0 )) || pages=1
   : > "$work/samples"
   for ((i = 0; i < runs; i++)); do

@@ -39,21 +39,24 @@ pub(crate) fn list(json: bool, no_color: bool) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        if json {
+        let text = if json {
             let doc = serde_json::json!({
                 "place": store.place(),
                 "records": records,
                 "outputs": outputs.keys().collect::<Vec<_>>(),
             });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&doc).expect("records serialize")
-            );
+            let doc = serde_json::to_string_pretty(&doc).expect("records serialize");
+            format!("{doc}\n")
         } else {
-            for r in &records {
-                println!("{}", r.address);
+            records.iter().map(|r| format!("{}\n", r.address)).collect()
+        };
+        // A reader that stops early (`| head`) is not an error.
+        match std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                eprintln!("Error: writing the records: {e}");
+                ExitCode::FAILURE
             }
+            _ => ExitCode::SUCCESS,
         }
-        ExitCode::SUCCESS
     })
 }
