@@ -14,6 +14,7 @@ pub mod init;
 pub mod live;
 pub mod lock;
 pub mod migrate;
+pub mod module_fetch;
 pub mod module_install;
 pub mod plan;
 pub mod planner;

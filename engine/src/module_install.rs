@@ -2,15 +2,18 @@
 //! modules it loads, depth first in call-name order as terraform walks
 //! them, recorded in the module manifest ([`crate::config::manifest`]).
 //!
-//! A local source is recorded where it sits. A git source (`git::URL`,
-//! with `?ref=`, `?depth=` and a `//subdir`; the `github.com/…` and
-//! `git@host:…` shorthands) is cloned with the `git` command into
-//! `.terraform/modules/<key>`, as terraform's installer does. A call that
-//! the manifest already records from the same source, in a directory that
-//! is still there and at a version its constraint allows, is kept unless
-//! `-upgrade` asks for it again. Registry and HTTP archive sources are
-//! installed by `terraform init` and then read from its manifest; where
-//! none is recorded, the error names the call and its source.
+//! A local source is recorded where it sits. A remote one is fetched into
+//! `.terraform/modules/<key>`, as terraform's installer does: a git source
+//! (`git::URL`, with `?ref=`, `?depth=` and a `//subdir`; the
+//! `github.com/…` and `git@host:…` shorthands) cloned with the `git`
+//! command; an HTTP archive downloaded and unpacked; a registry source
+//! (`namespace/name/system`, with a host or the public registry's) at the
+//! newest version its `version` constraint allows, fetched from where the
+//! registry's download answer points ([`crate::module_fetch`]). A call
+//! that the manifest already records from the same source, in a directory
+//! that is still there and at a version its constraint allows, is kept
+//! unless `-upgrade` asks for it again. Other sources (`s3::`, `gcs::`,
+//! `hg::`) are refused, naming the call.
 
 use std::path::Path;
 use std::process::Command;
@@ -18,6 +21,8 @@ use std::process::Command;
 use crate::config::manifest::{is_local, normal_source, Entry, Manifest};
 use crate::config::ModuleCall;
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::module_fetch::{archive_kind, without_archive_param, Client, Package};
+use crate::provider::discovery::{Installation, VersionConstraint};
 
 /// How a remote source is fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,9 +32,12 @@ enum Fetch {
         reference: Option<String>,
         depth: Option<u32>,
     },
-    /// What this installer leaves to `terraform init`, with the word for
-    /// it ("registry", "HTTP").
-    Elsewhere(&'static str),
+    /// A module registry's package.
+    Registry(Package),
+    /// An archive over HTTP(S).
+    Http(String),
+    /// A getter this installer does not have (`s3::`, `gcs::`, `hg::`).
+    Unsupported,
 }
 
 /// A remote source: how to fetch its package, and the directory inside
@@ -93,12 +101,12 @@ fn remote(source: &str) -> Remote {
         }
     } else if package_base.starts_with("git@") {
         return remote(&format!("git::{source}"));
-    } else if package_base.starts_with("registry.terraform.io/")
-        || (!package_base.contains("::") && !package_base.contains("://"))
-    {
-        Fetch::Elsewhere("registry")
+    } else if package_base.starts_with("http://") || package_base.starts_with("https://") {
+        Fetch::Http(package.clone())
+    } else if let Some(p) = Package::parse(&package_base).filter(|_| !package_base.contains("::")) {
+        Fetch::Registry(p)
     } else {
-        Fetch::Elsewhere("HTTP")
+        Fetch::Unsupported
     };
     Remote {
         fetch,
@@ -115,6 +123,14 @@ pub fn install(
     say: &mut dyn FnMut(String),
 ) -> Result<Vec<Entry>, Diagnostics> {
     let previous = Manifest::read(root).map_err(|d| Diagnostics::from(*d))?;
+    let hosts = Installation::for_root(root)
+        .map_err(|e| {
+            Diagnostics::from(Diagnostic::error(
+                "Invalid CLI configuration",
+                e.to_string(),
+            ))
+        })?
+        .hosts;
     let mut out = vec![Entry {
         key: String::new(),
         source: String::new(),
@@ -124,6 +140,7 @@ pub fn install(
     let mut diags = Diagnostics::default();
     let mut walk = Walk {
         root,
+        client: Client::new(hosts),
         previous: &previous,
         upgrade,
         say,
@@ -139,6 +156,7 @@ pub fn install(
 
 struct Walk<'a> {
     root: &'a Path,
+    client: Client,
     previous: &'a Manifest,
     upgrade: bool,
     say: &'a mut dyn FnMut(String),
@@ -199,36 +217,86 @@ impl Walk<'_> {
             )
             .at(call.range.clone())
         };
-        let Fetch::Git {
-            url,
-            reference,
-            depth,
-        } = &r.fetch
-        else {
-            let Fetch::Elsewhere(kind) = r.fetch else {
-                unreachable!("every other fetch is git")
-            };
-            self.diags.push(failed(format!(
-                "this engine installs modules from git and from local directories; a {kind} source is installed by \"terraform init\", whose module manifest (.terraform/modules/modules.json) choudoufu then reads."
-            )));
-            return None;
-        };
-        (self.say)(format!("Downloading {} for {joined}...", r.package));
         let package = format!(".terraform/modules/{joined}");
-        if let Err(e) = clone(&self.root.join(&package), url, reference.as_deref(), *depth) {
-            self.diags.push(failed(e));
-            return None;
-        }
-        let dir = match &r.subdir {
-            Some(s) => clean(&format!("{package}/{s}"), false),
-            None => package,
+        let dest = self.root.join(&package);
+        let (version, inner) = match &r.fetch {
+            Fetch::Registry(p) => {
+                let wanted = match call
+                    .version
+                    .as_deref()
+                    .unwrap_or("")
+                    .parse::<VersionConstraint>()
+                {
+                    Ok(w) => w,
+                    Err(e) => {
+                        self.diags.push(failed(e.to_string()));
+                        return None;
+                    }
+                };
+                let found = self
+                    .client
+                    .newest(p, &wanted)
+                    .and_then(|v| Ok((self.client.download(p, &v)?, v)));
+                let (location, v) = match found {
+                    Ok(f) => f,
+                    Err(e) => {
+                        self.diags.push(failed(e));
+                        return None;
+                    }
+                };
+                (self.say)(format!("Downloading {} {v} for {joined}...", r.package));
+                let at = remote(&location);
+                if let Err(e) = self.fetch(&at.fetch, &dest) {
+                    self.diags.push(failed(format!("from {location}: {e}")));
+                    return None;
+                }
+                (Some(v.to_string()), at.subdir)
+            }
+            f => {
+                (self.say)(format!("Downloading {} for {joined}...", r.package));
+                if let Err(e) = self.fetch(f, &dest) {
+                    self.diags.push(failed(e));
+                    return None;
+                }
+                (None, None)
+            }
         };
+        let dir = [inner, r.subdir.clone()]
+            .into_iter()
+            .flatten()
+            .fold(package, |d, s| clean(&format!("{d}/{s}"), false));
         Some(Entry {
             key: joined,
             source: normal_source(&call.source),
-            version: None,
+            version,
             dir,
         })
+    }
+
+    /// Fetches a package into `dest`, emptied first.
+    fn fetch(&self, fetch: &Fetch, dest: &Path) -> Result<(), String> {
+        if dest.exists() {
+            std::fs::remove_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+        }
+        match fetch {
+            Fetch::Git {
+                url,
+                reference,
+                depth,
+            } => clone(dest, url, reference.as_deref(), *depth),
+            Fetch::Http(url) if archive_kind(url).is_some() => {
+                self.client.archive(&without_archive_param(url), archive_kind(url), dest)
+            }
+            Fetch::Http(url) => Err(format!(
+                "{url} names no archive this installer unpacks (.zip, .tar.gz, .tgz, .tar, or ?archive=)"
+            )),
+            Fetch::Registry(p) => Err(format!(
+                "a registry's download location may not name another registry module ({p})"
+            )),
+            Fetch::Unsupported => Err(
+                "this installer fetches modules from git, HTTP archives and module registries; run \"terraform init\" for this source, whose module manifest choudoufu then reads".into(),
+            ),
+        }
     }
 }
 
@@ -359,14 +427,21 @@ mod tests {
     }
 
     #[test]
-    fn registry_and_http_sources_are_left_to_terraform_init() {
+    fn registry_and_http_sources_are_told_apart() {
         assert_eq!(
             remote("terraform-aws-modules/vpc/aws").fetch,
-            Fetch::Elsewhere("registry")
+            Fetch::Registry(Package::parse("terraform-aws-modules/vpc/aws").unwrap())
         );
+        let r = remote("registry.acme.test/acme/net/aws//modules/inner");
+        assert_eq!(r.package, "registry.acme.test/acme/net/aws");
+        assert_eq!(r.subdir.as_deref(), Some("modules/inner"));
         assert_eq!(
             remote("https://example.com/vpc-module.zip").fetch,
-            Fetch::Elsewhere("HTTP")
+            Fetch::Http("https://example.com/vpc-module.zip".into())
+        );
+        assert_eq!(
+            remote("s3::https://s3.amazonaws.com/b/m.zip").fetch,
+            Fetch::Unsupported
         );
     }
 

@@ -27,6 +27,7 @@
 //! before any root is initialised, such as the gauntlet's machine check.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
@@ -706,12 +707,26 @@ pub fn current_target() -> String {
     format!("{}_{arch}", std::env::consts::OS)
 }
 
+/// What the CLI configuration says of module hosts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hosts {
+    /// Per host, the services its `host` block names, by service ID
+    /// (`modules.v1`).
+    pub services: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per host, the API token a `credentials` block or a `TF_TOKEN_*`
+    /// variable gives.
+    pub tokens: BTreeMap<String, String>,
+}
+
 /// Where `init` installs providers from, as the CLI configuration says:
 /// the methods of its `provider_installation` block in order, or, without
 /// one, terraform's implied local mirrors and then the origin registry;
 /// and the plugin cache.
 #[derive(Debug, Clone)]
 pub struct Installation {
+    /// The module hosts the CLI configuration names: `host` blocks'
+    /// services, and tokens from `credentials` blocks and `TF_TOKEN_*`.
+    pub hosts: Hosts,
     pub plugin_cache: Option<PathBuf>,
     /// `plugin_cache_may_break_dependency_lock_file`: a cached package may
     /// be used even when the lock file has no entry to check it against.
@@ -837,6 +852,7 @@ impl Installation {
             }
         };
         Ok(Installation {
+            hosts: config.hosts,
             plugin_cache,
             cache_may_break_lock,
             methods,
@@ -850,6 +866,7 @@ impl Installation {
 struct CliConfig {
     plugin_cache_dir: Option<PathBuf>,
     cache_may_break_lock: bool,
+    hosts: Hosts,
     /// The methods of a `provider_installation` block, when the
     /// configuration has one.
     methods: Option<Vec<Method>>,
@@ -880,8 +897,33 @@ impl CliConfig {
             }
         }
         for block in body.blocks() {
-            if block.identifier() != "provider_installation" {
-                continue;
+            let label = block.labels().first().map(|l| l.as_str().to_lowercase());
+            match (block.identifier(), label) {
+                ("host", Some(host)) => {
+                    let services = block
+                        .body()
+                        .attributes()
+                        .find(|a| a.key() == "services")
+                        .map(|a| match a.expr() {
+                            hcl::Expression::Object(o) => o
+                                .iter()
+                                .map(|(k, v)| Ok((k.to_string(), string(v, "a service URL")?)))
+                                .collect::<Result<BTreeMap<_, _>, String>>(),
+                            _ => Err("a host block's services must be an object".into()),
+                        })
+                        .transpose()?
+                        .unwrap_or_default();
+                    config.hosts.services.insert(host, services);
+                    continue;
+                }
+                ("credentials", Some(host)) => {
+                    if let Some(t) = block.body().attributes().find(|a| a.key() == "token") {
+                        config.hosts.tokens.insert(host, string(t.expr(), "token")?);
+                    }
+                    continue;
+                }
+                ("provider_installation", _) => {}
+                _ => continue,
             }
             let methods = config.methods.get_or_insert_with(Vec::new);
             for method in block.body().blocks() {

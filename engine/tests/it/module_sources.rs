@@ -4,12 +4,20 @@
 //! terraform's module manifest byte for byte, installs the same module in
 //! a fresh clone of the root as terraform would, and a source changed after
 //! the install is refused on terraform's words until `init` runs again.
+//! Then a registry module, an HTTP archive and a git module together,
+//! served on loopback (`tests/fixtures/module_registry.py` speaks the
+//! registry protocol) and reached by both tools through a CLI
+//! configuration's `host` block: each tool's `init` installs the same tree
+//! and manifest, and each validates what the other installed.
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
 
-use crate::support::{aws_provider, flat, terraform, text, write_live, Moto, Workdir};
+use crate::support::{
+    aws_provider, flat, plugin_mirror, terraform, text, write_live, Moto, Workdir,
+};
 
 const ESTATE: &str = "it-module-sources";
 
@@ -162,4 +170,195 @@ fn a_git_module_terraform_installed_plans_with_the_engine() {
     assert!(init.status.success(), "{}", text(&init));
     let plan = w.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+}
+
+/// The fixture registry on a free loopback port, serving `root`; stopped
+/// when dropped.
+struct Registry {
+    child: Child,
+    port: u16,
+}
+
+impl Registry {
+    fn start(root: &Path) -> Registry {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/module_registry.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .arg(root)
+            .arg(port.to_string())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the registry did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Registry { child, port }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A module of one output saying `word`, packed by `pack` (`tar -czf`, or
+/// python's zipfile) into `archive`.
+fn packed(archive: &Path, word: &str) {
+    let src = tempfile::tempdir().unwrap();
+    fs::write(
+        src.path().join("main.tf"),
+        format!("variable \"name\" {{\n  type = string\n}}\n\noutput \"said\" {{\n  value = \"{word} ${{var.name}}\"\n}}\n"),
+    )
+    .unwrap();
+    fs::create_dir_all(archive.parent().unwrap()).unwrap();
+    let name = archive.to_string_lossy();
+    let out = if name.ends_with(".zip") {
+        Command::new("python3")
+            .args(["-m", "zipfile", "-c", &name, "main.tf"])
+            .current_dir(src.path())
+            .output()
+            .unwrap()
+    } else {
+        Command::new("tar")
+            .args(["-czf", &name, "main.tf"])
+            .current_dir(src.path())
+            .output()
+            .unwrap()
+    };
+    assert!(out.status.success(), "packing {name}: {}", text(&out));
+}
+
+/// Every file under `dir` but git's own, with its content.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.push((rel, fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn registry_archive_and_git_modules_install_alike_with_either_tool() {
+    let served = tempfile::tempdir().unwrap();
+    for (v, word) in [("1.0.0", "hello"), ("1.1.0", "hi"), ("2.0.0", "hey")] {
+        packed(
+            &served
+                .path()
+                .join(format!("modules/acme/net/aws/{v}.tar.gz")),
+            word,
+        );
+    }
+    packed(&served.path().join("archives/greeting.zip"), "greetings");
+    let registry = Registry::start(served.path());
+    let repo = tempfile::tempdir().unwrap();
+    repository(repo.path());
+
+    let root = |dir: &Path, net_version: &str| {
+        fs::write(
+            dir.join("main.tf"),
+            format!(
+                r#"module "net" {{
+  source  = "registry.gauntlet.test/acme/net/aws"
+  version = "{net_version}"
+  name    = "net"
+}}
+
+module "zipped" {{
+  source = "http://127.0.0.1:{port}/archives/greeting.zip"
+  name   = "zipped"
+}}
+
+module "tagged" {{
+  source = "git::file://{repo}//modules/named?ref=v1.0.0"
+  name   = "tagged"
+}}
+"#,
+                port = registry.port,
+                repo = repo.path().display()
+            ),
+        )
+        .unwrap();
+    };
+    let tfrc = |w: &Workdir| {
+        fs::write(
+            &w.tfrc,
+            format!(
+                "provider_installation {{\n  filesystem_mirror {{\n    path = \"{}\"\n  }}\n}}\n\nhost \"registry.gauntlet.test\" {{\n  services = {{\n    \"modules.v1\" = \"http://127.0.0.1:{}/v1/modules/\"\n  }}\n}}\n",
+                plugin_mirror().display(),
+                registry.port
+            ),
+        )
+        .unwrap();
+    };
+    let (theirs, ours) = (Workdir::new(), Workdir::new());
+    for w in [&theirs, &ours] {
+        root(w.dir.path(), "~> 1.0");
+        write_live(w.dir.path(), "it-module-registry");
+        tfrc(w);
+    }
+    let tf = terraform();
+    let init = theirs.run(&tf, &["init", "-input=false", "-no-color"]);
+    assert!(init.status.success(), "terraform init: {}", text(&init));
+    let init = ours.engine(&["init", "-input=false"]);
+    let said = text(&init);
+    assert!(init.status.success(), "choudoufu init: {said}");
+    for line in [
+        "Downloading registry.gauntlet.test/acme/net/aws 1.1.0 for net...".to_owned(),
+        format!(
+            "Downloading http://127.0.0.1:{}/archives/greeting.zip for zipped...",
+            registry.port
+        ),
+        "- tagged.inner in .terraform/modules/tagged".to_owned(),
+    ] {
+        assert!(said.contains(&line), "{line:?} not in:\n{said}");
+    }
+    let modules = |w: &Workdir| w.dir.path().join(".terraform/modules");
+    assert_eq!(
+        String::from_utf8_lossy(&fs::read(modules(&ours).join("modules.json")).unwrap()),
+        String::from_utf8_lossy(&fs::read(modules(&theirs).join("modules.json")).unwrap())
+    );
+    assert_eq!(tree(&modules(&ours)), tree(&modules(&theirs)));
+
+    // Each tool validates what the other installed.
+    let v = ours.run(&tf, &["validate", "-no-color"]);
+    assert!(v.status.success(), "terraform validate: {}", text(&v));
+    let v = theirs.engine(&["validate"]);
+    assert!(v.status.success(), "choudoufu validate: {}", text(&v));
+
+    // No release allows the constraint: refused, naming the call.
+    root(ours.dir.path(), "~> 9.0");
+    let init = ours.engine(&["init", "-input=false"]);
+    let said = flat(&text(&init));
+    assert_eq!(init.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("Error: Failed to download module")
+            && said.contains("Could not download module \"net\" (main.tf:1)")
+            && said.contains("no available release of registry.gauntlet.test/acme/net/aws matches the given version constraint (~> 9.0)"),
+        "{said}"
+    );
 }
