@@ -294,7 +294,8 @@ mkdir -p "$(dirname "$page")"
   echo "Goal: wall time at most ${goal}x stock's refresh plan; requests at most stock's"
   echo "plus one listing per swept type (the tagging API's pages, 100 objects a"
   echo "page, and the IAM role listing) and the record store's pages (ten SSM"
-  echo "parameters a page; \`-no-records\` reads none)."
+  echo "parameters a page, read once per command: \`-no-records\` reads them too and"
+  echo "plans without them)."
   echo
   cat "$table"
   echo
