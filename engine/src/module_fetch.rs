@@ -108,30 +108,29 @@ impl Client {
                 resp.status()
             ));
         }
-        let doc: serde_json::Value = serde_json::from_str(
-            &resp
-                .body_mut()
-                .with_config()
-                .limit(LIMIT)
-                .read_to_string()
-                .map_err(|e| format!("{discovery}: {e}"))?,
-        )
-        .map_err(|e| format!("{discovery}: {e}"))?;
+        let doc = json(&mut resp, &discovery)?;
         let service = doc["modules.v1"].as_str().ok_or_else(|| {
             format!("host {host} does not provide a module registry (no modules.v1 in {discovery})")
         })?;
         Ok(with_slash(&resolve(&discovery, service)))
     }
 
-    /// The versions `package` has, as the registry lists them.
-    pub fn versions(&self, package: &Package) -> Result<Vec<Version>, String> {
-        let url = format!(
-            "{}{}/{}/{}/versions",
+    /// The newest version of `package` that `wanted` allows, and where
+    /// to fetch it from: the source address the registry's download answer
+    /// names, resolved against it.
+    pub fn locate(
+        &self,
+        package: &Package,
+        wanted: &VersionConstraint,
+    ) -> Result<(Version, String), String> {
+        let base = format!(
+            "{}{}/{}/{}",
             self.modules_base(&package.host)?,
             package.namespace,
             package.name,
             package.system
         );
+        let url = format!("{base}/versions");
         let mut resp = self.get(&url)?;
         match resp.status().as_u16() {
             200 => {}
@@ -142,45 +141,19 @@ impl Client {
             }
             s => return Err(format!("{url} answered {s}")),
         }
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(LIMIT)
-            .read_to_string()
-            .map_err(|e| format!("{url}: {e}"))?;
-        let doc: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{url}: {e}"))?;
-        Ok(doc["modules"]
+        let mut all: Vec<Version> = json(&mut resp, &url)?["modules"]
             .as_array()
             .into_iter()
             .flatten()
             .flat_map(|m| m["versions"].as_array().into_iter().flatten())
             .filter_map(|v| v["version"].as_str()?.parse().ok())
-            .collect())
-    }
-
-    /// The newest version of `package` that `wanted` allows.
-    pub fn newest(&self, package: &Package, wanted: &VersionConstraint) -> Result<Version, String> {
-        let mut all = self.versions(package)?;
+            .collect();
         all.sort();
-        all.into_iter()
-            .rev()
-            .find(|v| wanted.allows(v))
-            .ok_or_else(|| {
-                format!("no available release of {package} matches the given version constraint ({wanted})")
-            })
-    }
+        let version = all.into_iter().rev().find(|v| wanted.allows(v)).ok_or_else(|| {
+            format!("no available release of {package} matches the given version constraint ({wanted})")
+        })?;
 
-    /// Where `package` at `version` is to be fetched from: the source
-    /// address its download answer names, resolved against it.
-    pub fn download(&self, package: &Package, version: &Version) -> Result<String, String> {
-        let url = format!(
-            "{}{}/{}/{}/{version}/download",
-            self.modules_base(&package.host)?,
-            package.namespace,
-            package.name,
-            package.system
-        );
+        let url = format!("{base}/{version}/download");
         let resp = self.get(&url)?;
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
@@ -191,12 +164,16 @@ impl Client {
             .get("X-Terraform-Get")
             .and_then(|v| v.to_str().ok())
             .ok_or_else(|| format!("{url} gave no X-Terraform-Get location"))?;
-        Ok(resolve(&url, location))
+        Ok((version, resolve(&url, location)))
     }
 
-    /// Fetches the archive of `kind` at `url` and unpacks it into `dest`.
-    pub fn archive(&self, url: &str, kind: Option<Archive>, dest: &Path) -> Result<(), String> {
-        let kind = kind.ok_or_else(|| format!("{url} names no archive"))?;
+    /// Fetches the archive at `url` (its kind named by `?archive=` or its
+    /// extension) and unpacks it into `dest`.
+    pub fn archive(&self, url: &str, dest: &Path) -> Result<(), String> {
+        let kind = archive_kind(url).ok_or_else(|| {
+            format!("{url} names no archive this installer unpacks (.zip, .tar.gz, .tgz, .tar, or ?archive=)")
+        })?;
+        let url = &without_archive_param(url);
         let mut resp = self.get(url)?;
         let status = resp.status().as_u16();
         if status != 200 {
@@ -216,7 +193,7 @@ impl Client {
 
 /// An archive's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Archive {
+enum Archive {
     Zip,
     TarGz,
     Tar,
@@ -224,7 +201,7 @@ pub enum Archive {
 
 /// The archive an HTTP URL names: by `?archive=`, else by its path's
 /// extension, as terraform's installer decides.
-pub fn archive_kind(url: &str) -> Option<Archive> {
+fn archive_kind(url: &str) -> Option<Archive> {
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let named = query.split('&').find_map(|kv| kv.strip_prefix("archive="));
     let of = |s: &str| match s {
@@ -244,7 +221,7 @@ pub fn archive_kind(url: &str) -> Option<Archive> {
 }
 
 /// The URL without the `archive` parameter, as it is requested.
-pub fn without_archive_param(url: &str) -> String {
+fn without_archive_param(url: &str) -> String {
     let Some((path, query)) = url.split_once('?') else {
         return url.to_owned();
     };
@@ -283,8 +260,15 @@ fn untar(bytes: &[u8], dest: &Path) -> Result<(), String> {
     let mut archive = tar::Archive::new(bytes);
     for entry in archive.entries().map_err(|e| e.to_string())? {
         let mut entry = entry.map_err(|e| e.to_string())?;
-        // unpack_in refuses paths that climb out of `dest`.
-        entry.unpack_in(dest).map_err(|e| e.to_string())?;
+        // unpack_in skips a path that would climb out of `dest`: a package
+        // holding one is refused whole.
+        if !entry.unpack_in(dest).map_err(|e| e.to_string())? {
+            let path = entry
+                .path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            return Err(format!("the entry {path:?} would land outside the package"));
+        }
     }
     Ok(())
 }
@@ -312,6 +296,20 @@ fn resolve(base: &str, reference: &str) -> String {
         out.insert(origin_end, '/');
     }
     out
+}
+
+/// A JSON answer's body.
+fn json(
+    resp: &mut ureq::http::Response<ureq::Body>,
+    url: &str,
+) -> Result<serde_json::Value, String> {
+    let text = resp
+        .body_mut()
+        .with_config()
+        .limit(LIMIT)
+        .read_to_string()
+        .map_err(|e| format!("{url}: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("{url}: {e}"))
 }
 
 fn with_slash(url: &str) -> String {
@@ -405,7 +403,11 @@ mod tests {
         let bytes = b.into_inner().unwrap();
         let d = tempfile::tempdir().unwrap();
         let dest = d.path().join("pkg");
-        let _ = unpack(Archive::Tar, &bytes, &dest);
+        let e = unpack(Archive::Tar, &bytes, &dest).unwrap_err();
+        assert!(
+            e.contains("\"../out.tf\" would land outside the package"),
+            "{e}"
+        );
         assert!(!d.path().join("out.tf").exists());
     }
 }

@@ -21,7 +21,7 @@ use std::process::Command;
 use crate::config::manifest::{is_local, normal_source, Entry, Manifest};
 use crate::config::ModuleCall;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::module_fetch::{archive_kind, without_archive_param, Client, Package};
+use crate::module_fetch::{Client, Package};
 use crate::provider::discovery::{Installation, VersionConstraint};
 
 /// How a remote source is fetched.
@@ -233,11 +233,8 @@ impl Walk<'_> {
                         return None;
                     }
                 };
-                let found = self
-                    .client
-                    .newest(p, &wanted)
-                    .and_then(|v| Ok((self.client.download(p, &v)?, v)));
-                let (location, v) = match found {
+                let found = self.client.locate(p, &wanted);
+                let (v, location) = match found {
                     Ok(f) => f,
                     Err(e) => {
                         self.diags.push(failed(e));
@@ -284,12 +281,7 @@ impl Walk<'_> {
                 reference,
                 depth,
             } => clone(dest, url, reference.as_deref(), *depth),
-            Fetch::Http(url) if archive_kind(url).is_some() => {
-                self.client.archive(&without_archive_param(url), archive_kind(url), dest)
-            }
-            Fetch::Http(url) => Err(format!(
-                "{url} names no archive this installer unpacks (.zip, .tar.gz, .tgz, .tar, or ?archive=)"
-            )),
+            Fetch::Http(url) => self.client.archive(url, dest),
             Fetch::Registry(p) => Err(format!(
                 "a registry's download location may not name another registry module ({p})"
             )),
@@ -300,7 +292,7 @@ impl Walk<'_> {
     }
 }
 
-/// `git clone` of `url` into `dest` (emptied first), at `reference`, as
+/// `git clone` of `url` into `dest` (which `fetch` emptied), at `reference`, as
 /// terraform's installer runs it: a shallow clone of the reference when a
 /// depth is given, else a whole clone and a checkout of the reference.
 fn clone(
@@ -309,9 +301,6 @@ fn clone(
     reference: Option<&str>,
     depth: Option<u32>,
 ) -> Result<(), String> {
-    if dest.exists() {
-        std::fs::remove_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-    }
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     }
