@@ -23,8 +23,8 @@ use crate::stage::Toggle;
 use crate::substrate::Side;
 
 use super::kit::{
-    both_apply, both_plans, io, remove_both, same_as_stock, side_by_side, sorted, take_away,
-    verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
+    both_apply, both_plans, io, not_interrupted, remove_both, resurrect, same_as_stock,
+    side_by_side, sorted, take_away, verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
 };
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
@@ -118,15 +118,11 @@ pub fn crash_mid_apply(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, 
     let marked = first_tags
         .iter()
         .any(|(k, v)| k == ESTATE_KEY && *v == estate.name);
-    let said = format!("{}{}", killed.stdout, killed.stderr);
     let mut p = Vec::new();
-    if killed.code != 1 || !said.contains("Operation interrupted") {
-        p.push(format!(
-            "the apply under {HOOK}={FIRST} exited {} without saying it was interrupted: {}",
-            killed.code,
-            said.trim().lines().last().unwrap_or("")
-        ));
-    }
+    p.extend(not_interrupted(
+        &killed,
+        &format!("the apply under {HOOK}={FIRST}"),
+    ));
     if !first_there || !marked || second_there {
         p.push(format!(
             "after the kill the AWS CLI finds {first}: {}, carrying {ESTATE_KEY}={}: {marked}, and {second}: {second_there}",
@@ -241,14 +237,10 @@ fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
     if created.added != 1 {
         p.push(format!("adding {WINDOW} applied {created}"));
     }
-    let said = format!("{}{}", killed.stdout, killed.stderr);
-    if killed.code != 1 || !said.contains("Operation interrupted") {
-        p.push(format!(
-            "the replacing apply under {HOOK}={WINDOW} exited {} without saying it was interrupted: {}",
-            killed.code,
-            said.trim().lines().last().unwrap_or("")
-        ));
-    }
+    p.extend(not_interrupted(
+        &killed,
+        &format!("the replacing apply under {HOOK}={WINDOW}"),
+    ));
     let address = |name: &str| -> Result<Option<String>, StepError> {
         Ok(e.witness
             .parameter_tags(name)?
@@ -274,17 +266,7 @@ fn window(lane: &Lane) -> Result<Result<String, String>, StepError> {
     // One more apply: exactly the new object remains.
     let replan = lane.engine.plan(clock, &[])?;
     let (recovered, _) = lane.engine.apply(clock, false)?;
-    let tamper = lane.tamper(
-        Toggle::CrashWindow,
-        || {
-            let markers = [
-                (ESTATE_KEY.to_owned(), estate.name.clone()),
-                (ADDRESS_KEY.to_owned(), WINDOW.to_owned()),
-            ];
-            Ok(e.witness.put_parameter_tagged(&old, "window", &markers)?)
-        },
-        |()| Ok(e.witness.delete_parameter(&old)?),
-    )?;
+    let tamper = resurrect(lane, Toggle::CrashWindow, &old, "window", WINDOW)?;
     let old_there = e.witness.parameter_value(&old)?.is_some();
     let new_there = e.witness.parameter_value(&new)?.is_some();
     let deposed_after = deposed(lane)?;

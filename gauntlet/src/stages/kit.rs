@@ -320,6 +320,43 @@ pub(super) fn take_away<'l>(
     )
 }
 
+/// Under `toggle`, the parameter `name` created again on the estate twin
+/// holding `value` and carrying the estate's markers for `address`, as a
+/// replacement that left its old object behind would; deleted on restore.
+pub(super) fn resurrect<'l>(
+    lane: &'l Lane,
+    toggle: Toggle,
+    name: &'l str,
+    value: &'l str,
+    address: &'l str,
+) -> Result<Tamper<'l>, StepError> {
+    let w = &lane.estate_twin().witness;
+    lane.tamper(
+        toggle,
+        || {
+            let markers = [
+                (ESTATE_KEY.to_owned(), lane.estate.name.clone()),
+                (ADDRESS_KEY.to_owned(), address.to_owned()),
+            ];
+            Ok(w.put_parameter_tagged(name, value, &markers)?)
+        },
+        move |()| Ok(w.delete_parameter(name)?),
+    )
+}
+
+/// Why an apply the engine's SIGTERM hook stopped does not read as one:
+/// it must exit 1 saying "Operation interrupted". `what` names the apply.
+pub(super) fn not_interrupted(out: &crate::choudoufu::Output, what: &str) -> Option<String> {
+    let said = format!("{}{}", out.stdout, out.stderr);
+    (out.code != 1 || !said.contains("Operation interrupted")).then(|| {
+        format!(
+            "{what} exited {} without saying it was interrupted: {}",
+            out.code,
+            said.trim().lines().last().unwrap_or("")
+        )
+    })
+}
+
 /// The estate twin's objects by ARN carrying this estate's markers now, as
 /// (address, ARN) in address order: what a toggle tampers with where no
 /// manifest names an object.

@@ -20,8 +20,8 @@ use crate::substrate::Side;
 use crate::witness::StoredRecord;
 
 use super::kit::{
-    both_apply, both_plans, io, put_back_parameter, remove_both, same_as_stock, side_by_side,
-    take_parameter, verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
+    both_apply, both_plans, io, put_back_parameter, remove_both, resurrect, same_as_stock,
+    side_by_side, take_parameter, verdict, write_both, ADDRESS_KEY, ESTATE_KEY,
 };
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
@@ -184,17 +184,7 @@ pub fn replace_with_create_before_destroy(
     let order = judge_order(&engine_log, &stock_log);
 
     // Exactly the new object remains, carrying the block's markers.
-    let tamper = lane.tamper(
-        Toggle::ReplaceEnd,
-        || {
-            let markers = [
-                (ESTATE_KEY.to_owned(), estate.name.clone()),
-                (ADDRESS_KEY.to_owned(), ADDR.to_owned()),
-            ];
-            Ok(e.witness.put_parameter_tagged(&old, BEFORE, &markers)?)
-        },
-        |()| Ok(e.witness.delete_parameter(&old)?),
-    )?;
+    let tamper = resurrect(lane, Toggle::ReplaceEnd, &old, BEFORE, ADDR)?;
     let old_there = e.witness.parameter_value(&old)?.is_some();
     let new_value = e.witness.parameter_value(&new)?;
     let new_tags = e.witness.parameter_tags(&new)?;

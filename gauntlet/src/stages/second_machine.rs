@@ -26,7 +26,8 @@ use crate::stage::Toggle;
 use crate::witness::Handle;
 
 use super::kit::{
-    disturb, io, marked_objects, tampered, verdict, ADDRESS_KEY, DRIFT_TAG, ESTATE_KEY,
+    disturb, io, marked_objects, not_interrupted, resurrect, tampered, verdict, ADDRESS_KEY,
+    DRIFT_TAG,
 };
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
@@ -264,14 +265,10 @@ fn window(lane: &Lane, second: &EngineRoot) -> Result<Result<String, String>, St
             "adding {WINDOW} from the first copy applied {created}"
         ));
     }
-    let said = format!("{}{}", killed.stdout, killed.stderr);
-    if killed.code != 1 || !said.contains("Operation interrupted") {
-        p.push(format!(
-            "the first copy's replacing apply under {HOOK}={WINDOW} exited {} without saying it was interrupted: {}",
-            killed.code,
-            said.trim().lines().last().unwrap_or("")
-        ));
-    }
+    p.extend(not_interrupted(
+        &killed,
+        &format!("the first copy's replacing apply under {HOOK}={WINDOW}"),
+    ));
     let both_there = w.parameter_value(&old)?.is_some() && w.parameter_value(&new)?.is_some();
     if !both_there {
         p.push(format!(
@@ -281,17 +278,7 @@ fn window(lane: &Lane, second: &EngineRoot) -> Result<Result<String, String>, St
 
     clock.say("A second machine: the second copy applies what the first left half done");
     let (finished, out) = second.apply(clock, false)?;
-    let tamper = lane.tamper(
-        Toggle::SecondWindow,
-        || {
-            let markers = [
-                (ESTATE_KEY.to_owned(), estate.name.clone()),
-                (ADDRESS_KEY.to_owned(), WINDOW.to_owned()),
-            ];
-            Ok(w.put_parameter_tagged(&old, "second-machine", &markers)?)
-        },
-        |()| Ok(w.delete_parameter(&old)?),
-    )?;
+    let tamper = resurrect(lane, Toggle::SecondWindow, &old, "second-machine", WINDOW)?;
     let old_there = w.parameter_value(&old)?.is_some();
     let new_there = w.parameter_value(&new)?.is_some();
     let after = first.plan(clock, &[])?;
