@@ -45,6 +45,7 @@ impl Launcher for Plugins {
 pub struct Sessions<L: Launcher = Plugins> {
     resolved: BTreeMap<String, Resolved>,
     open: BTreeMap<ProviderRef, L::Provider>,
+    configs: BTreeMap<ProviderRef, Value>,
     launcher: L,
 }
 
@@ -53,6 +54,7 @@ impl<L: Launcher> Sessions<L> {
         Sessions {
             resolved,
             open: BTreeMap::new(),
+            configs: BTreeMap::new(),
             launcher,
         }
     }
@@ -83,13 +85,19 @@ impl<L: Launcher> Sessions<L> {
             .map_or_else(|| local_name.to_string(), |r| r.found.source.to_string())
     }
 
-    /// Launches and configures the provider configuration `p` with
-    /// `config` (an object of its provider block's type).
     /// Whether the provider configuration `p` is launched and configured.
     pub fn is_open(&self, p: &ProviderRef) -> bool {
         self.open.contains_key(p)
     }
 
+    /// The configuration the provider configuration `p` was configured
+    /// with, as the provider prepared it.
+    pub fn config(&self, p: &ProviderRef) -> Option<&Value> {
+        self.configs.get(p)
+    }
+
+    /// Launches and configures the provider configuration `p` with
+    /// `config` (an object of its provider block's type).
     pub async fn configure(&mut self, p: &ProviderRef, config: Value) -> Result<(), Diagnostics> {
         if self.open.contains_key(p) {
             return Ok(());
@@ -121,6 +129,7 @@ impl<L: Launcher> Sessions<L> {
             .map_err(failed)?;
         provider.configure(&prepared).await.map_err(failed)?;
         self.open.insert(p.clone(), provider);
+        self.configs.insert(p.clone(), prepared);
         Ok(())
     }
 

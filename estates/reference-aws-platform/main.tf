@@ -6,8 +6,8 @@
 # fanned out to a queue, an intake queue, a release parameter and a
 # two-instance count of replica parameters. The versioning, the bucket policy,
 # the inline role policies, the attachments and the subscription carry no
-# tags: they are owned through their parents (or, for the subscription, the
-# record store). All names are fixed and prefixed "platform-" (or
+# tags: they are owned through their parents (the subscription found in
+# its topic's subscriptions). All names are fixed and prefixed "platform-" (or
 # "/platform/"). Endpoints and credentials are injected by a generated
 # *_override.tf; keep the provider block below down to the region.
 

@@ -250,8 +250,8 @@ pub enum Toggle {
     /// Broken by writing `secrets = "allow"` into the strict block.
     StrictSecrets,
     /// Strict profile: the estate's own root plans empty with every toggle
-    /// on. Broken by moving the subscription's record out of the store
-    /// before the plan (and back after), so only a create could bind it.
+    /// on. Broken by taking one object's estate marker off before the plan
+    /// (and putting it back after), so binding it would need a repair.
     StrictSilent,
     /// Strict profile: a create of a type only the record store can find
     /// again is refused. Broken by writing `no_source_create = "allow"`.
@@ -533,7 +533,7 @@ impl Toggle {
             }
             Toggle::StrictSecrets => "writes secrets = \"allow\" into the strict block",
             Toggle::StrictSilent => {
-                "moves the record of an instance only its record finds (a subscription) out of the store before the strict plan"
+                "removes one queue's (a root run: one object's by ARN) tofu-estate tag before the strict plan"
             }
             Toggle::StrictCreate => "writes no_source_create = \"allow\" into the strict block",
             Toggle::StrictMarkers => "writes marker_repair = \"repair\" into the strict block",

@@ -8,7 +8,8 @@
 //! A [`Lane`] lives for one plan and reads each listing and fact at most
 //! once, however many instances ask.
 
-use super::catalogue::{self, Identity, Listing, Source, Template};
+use super::aws_api;
+use super::catalogue::{self, Identity, Listing, MarkerLookup, Source, Template, Under};
 use super::import_read;
 use super::marker;
 use crate::provider::schema::Schema;
@@ -58,12 +59,28 @@ pub struct Lane<P> {
     facts: [OnceCell<Option<String>>; 3],
     tagged: OnceCell<Vec<Listed>>,
     lists: RefCell<BTreeMap<String, Rc<OnceCell<Vec<String>>>>>,
+    reads: RefCell<BTreeMap<(String, String), Memo>>,
+    /// The provider configuration, for the direct reads of the aws API.
+    config: Option<Value>,
+    api: OnceCell<Option<aws_api::Client>>,
+    under: RefCell<BTreeMap<String, Rc<OnceCell<Vec<aws_api::Element>>>>>,
+}
+
+/// One object's read, shared by whoever asks for it in a plan.
+type Memo = Rc<OnceCell<Option<ResourceState>>>;
+
+/// An object a type's own listing named, as its read found it, with the
+/// import ID it was read by.
+#[derive(Debug, Clone)]
+pub struct Marked {
+    pub id: String,
+    pub state: ResourceState,
 }
 
 impl<P: Provider + Clone> Lane<P> {
     /// The lane of a provider configuration; `source` is the provider's
-    /// source address.
-    pub fn new(provider: P, estate: &str, source: &str) -> Lane<P> {
+    /// source address, `config` the configuration it was configured with.
+    pub fn new(provider: P, estate: &str, source: &str, config: Option<Value>) -> Lane<P> {
         Lane {
             provider,
             estate: estate.to_string(),
@@ -71,6 +88,10 @@ impl<P: Provider + Clone> Lane<P> {
             facts: Default::default(),
             tagged: OnceCell::new(),
             lists: RefCell::default(),
+            reads: RefCell::default(),
+            config,
+            api: OnceCell::new(),
+            under: RefCell::default(),
         }
     }
 
@@ -295,6 +316,152 @@ impl<P: Provider + Clone> Lane<P> {
         Ok(listed)
     }
 
+    /// The tags a lookup filters by: the estate's marker, and the address
+    /// marker when one is given.
+    fn marker_filter(&self, address: Option<&str>) -> Value {
+        let mut tags =
+            BTreeMap::from([(marker::ESTATE_TAG.to_string(), Value::string(&self.estate))]);
+        if let Some(a) = address {
+            tags.insert(
+                marker::ADDRESS_TAG.to_string(),
+                Value::string(filter_pattern(a)),
+            );
+        }
+        Value::map(Type::String, tags)
+    }
+
+    /// The objects of a type's own listing that carry this estate's
+    /// marker, but those `skip` names by their import ID; each read at
+    /// most once a plan.
+    pub async fn listed_objects(
+        &self,
+        ident: &Identity,
+        skip: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<Marked>, ProviderError> {
+        let Some(listing) = &ident.entry.list else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for id in self.listing_ids(ident, listing).await? {
+            if skip(&id) {
+                continue;
+            }
+            let cell = self
+                .reads
+                .borrow_mut()
+                .entry((ident.type_name.clone(), id.clone()))
+                .or_default()
+                .clone();
+            let read = cell.get_or_try_init(|| self.read_taken(ident, &id)).await?;
+            let Some(state) = read else { continue };
+            let ours = matches!(
+                marker::owner(&state.value),
+                marker::Owner::Estate { ref estate, .. } if *estate == self.estate
+            );
+            if ours && !ident.absent(&state.value) {
+                out.push(Marked {
+                    id,
+                    state: state.clone(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The import ID of the object carrying the markers of `address`, by
+    /// the type's lookup by tags; `None` when there is none.
+    pub async fn looked_up(
+        &self,
+        lookup: &MarkerLookup,
+        address: &str,
+    ) -> Result<Option<String>, ProviderError> {
+        let args = BTreeMap::from([("tags".to_string(), self.marker_filter(Some(address)))]);
+        Ok(self
+            .read_data(&lookup.data_source, args)
+            .await?
+            .and_then(|v| {
+                v.get(&lookup.result)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            }))
+    }
+
+    /// The import ID of a part its parent's listing names, matched by its
+    /// configuration; `None` while configuration cannot say, when nothing
+    /// matches, or when the listing cannot be read (the part is then left
+    /// to its record, as for a type with no such listing).
+    pub async fn under(
+        &self,
+        ident: &Identity,
+        under: &Under,
+        config: &Value,
+    ) -> Result<Option<String>, ProviderError> {
+        let get = |a: &str| config.get(a).and_then(catalogue::attr_text);
+        let mut args = BTreeMap::new();
+        for (k, t) in &under.args {
+            match self.fill(ident, t, &get).await? {
+                Some(v) => args.insert(k.clone(), v),
+                None => return Ok(None),
+            };
+        }
+        let mut want = BTreeMap::new();
+        for (k, t) in &under.matches {
+            match self.fill(ident, t, &get).await? {
+                Some(v) => want.insert(k.clone(), v),
+                None => return Ok(None),
+            };
+        }
+        let Some(client) = self.api_client().await? else {
+            return Ok(None);
+        };
+        let key = format!("{} {args:?}", under.api);
+        // One read per listing and arguments a plan.
+        let cell = self.under.borrow_mut().entry(key).or_default().clone();
+        let listed = cell
+            .get_or_init(|| async {
+                let (api, args) = (under.api.clone(), args.clone());
+                let answer = tokio::task::spawn_blocking(move || client.list(&api, &args)).await;
+                match answer {
+                    Ok(Ok(elements)) => elements,
+                    Ok(Err(e)) => {
+                        tracing::warn!(type_name = %ident.type_name, "{e}");
+                        Vec::new()
+                    }
+                    Err(e) => {
+                        tracing::warn!(type_name = %ident.type_name, "listing {}: {e}", under.api);
+                        Vec::new()
+                    }
+                }
+            })
+            .await;
+        Ok(listed
+            .iter()
+            .find(|e| want.iter().all(|(k, v)| e.get(k) == Some(v)))
+            .and_then(|e| e.get(&under.result).cloned()))
+    }
+
+    /// The client of the aws API this lane's configuration implies, made
+    /// once; `None` for another provider, or credentials it cannot read.
+    async fn api_client(&self) -> Result<Option<aws_api::Client>, ProviderError> {
+        let client = self
+            .api
+            .get_or_try_init(|| async {
+                let Some(config) = self.config.as_ref().filter(|_| self.aws) else {
+                    return Ok::<_, ProviderError>(None);
+                };
+                let region = self.fact("region").await?;
+                Ok(match aws_api::Client::from_config(config, region) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        tracing::warn!("no direct reads of the aws API: {e}");
+                        None
+                    }
+                })
+            })
+            .await?;
+        Ok(client.clone())
+    }
+
     /// Every element a type's listing data source answers, read once.
     pub async fn listed(&self, listing: &Listing) -> Result<Vec<String>, ProviderError> {
         let cell = self
@@ -305,9 +472,11 @@ impl<P: Provider + Clone> Lane<P> {
             .clone();
         let out = cell
             .get_or_try_init(|| async {
-                let v = self
-                    .read_data(&listing.data_source, BTreeMap::new())
-                    .await?;
+                let args = match listing.by_marker {
+                    true => BTreeMap::from([("tags".to_string(), self.marker_filter(None))]),
+                    false => BTreeMap::new(),
+                };
+                let v = self.read_data(&listing.data_source, args).await?;
                 Ok::<_, ProviderError>(
                     v.as_ref()
                         .and_then(|v| v.get(&listing.result))
@@ -360,7 +529,13 @@ impl<P: Provider + Clone> Lane<P> {
         ident: &Identity,
         config: &Value,
     ) -> Result<Option<String>, ProviderError> {
-        let get = |a: &str| config.get(a).and_then(catalogue::attr_text);
+        let joined = ident.joined(config);
+        let get = |a: &str| {
+            joined
+                .get(a)
+                .cloned()
+                .or_else(|| config.get(a).and_then(catalogue::attr_text))
+        };
         self.id_from(ident, &get).await
     }
 
@@ -430,22 +605,16 @@ impl<P: Provider + Clone> Lane<P> {
             .collect())
     }
 
-    /// The import IDs of every object that may carry the marker of
-    /// `address`: those the tagging API lists at that address and, when
-    /// `scan` is set, every object of a type the tagging API omits (its
-    /// entry's `list`). Each is to be confirmed by a read of its markers.
+    /// The import IDs of the objects the tagging API lists with the
+    /// marker of `address`; each is to be confirmed by a read.
     pub async fn marked(
         &self,
         ident: &Identity,
         address: &str,
-        scan: bool,
     ) -> Result<Vec<String>, ProviderError> {
         let mut ids = Vec::new();
         for arn in self.marked_arns(address).await? {
             ids.extend(self.ids_from_arn(ident, &arn).await?);
-        }
-        if let (true, Some(listing)) = (scan, &ident.entry.list) {
-            ids.extend(self.listing_ids(ident, listing).await?);
         }
         Ok(ids)
     }
@@ -523,6 +692,25 @@ pub fn default_provider() -> crate::config::ProviderRef {
     }
 }
 
+/// An EC2 filter value matching exactly `text`: `*` and `?` are the
+/// API's wildcards, escaped; brackets stand as `?`, one character, since
+/// some implementations read them as a class. What else the looser
+/// pattern matches, the read of the object's markers refuses.
+fn filter_pattern(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '*' | '?' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '[' | ']' => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The data source that reads the tagging API.
 const TAGGING: &str = "aws_resourcegroupstaggingapi_resources";
 
@@ -534,4 +722,19 @@ pub fn writes_marker(config: &Value) -> Option<&str> {
         .get("key")
         .and_then(Value::as_str)
         .filter(|k| *k == marker::ESTATE_TAG || *k == marker::ADDRESS_TAG)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_patterns_escape_wildcards_and_loosen_brackets() {
+        assert_eq!(
+            filter_pattern(r#"module.e.aws_vpc_endpoint.g["s3"]"#),
+            r#"module.e.aws_vpc_endpoint.g?"s3"?"#
+        );
+        assert_eq!(filter_pattern(r#"a.b["x*?\"]"#), r#"a.b?"x\*\?\\"?"#);
+        assert_eq!(filter_pattern("aws_eip.nat"), "aws_eip.nat");
+    }
 }

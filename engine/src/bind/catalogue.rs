@@ -170,6 +170,77 @@ pub struct Listing {
     /// The placeholder each element of the list fills.
     #[serde(rename = "as")]
     pub fills: String,
+    /// Whether the data source's `tags` argument filters by tag: the
+    /// listing then names only objects carrying the estate's marker.
+    #[serde(default)]
+    pub by_marker: bool,
+}
+
+/// A data source that finds one object by its tags, through its `tags`
+/// argument: read with both markers, it answers the object at an address.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerLookup {
+    pub data_source: String,
+    /// The attribute of its answer that is the import ID.
+    pub result: String,
+}
+
+/// A listing under a part's parent that names the part: a listing of the
+/// aws API (`bind::aws_api`) with arguments from configuration, whose
+/// element matching the configuration gives the import ID.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Under {
+    pub api: String,
+    pub args: BTreeMap<String, Template>,
+    /// The element's fields and the configuration they must equal.
+    #[serde(rename = "match")]
+    pub matches: BTreeMap<String, Template>,
+    /// The element's field that is the import ID.
+    pub result: String,
+}
+
+/// A placeholder made of several attributes: the elements of each list
+/// (or the value of each string) in order, and for each flag that is true
+/// its word, joined by `sep`. Nothing at all fills nothing.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Join {
+    pub of: Vec<String>,
+    #[serde(default)]
+    pub flags: BTreeMap<String, String>,
+    pub sep: String,
+}
+
+impl Join {
+    /// The joined text over `v`'s attributes; `None` while one is unknown,
+    /// or when nothing is set.
+    pub fn fill(&self, v: &crate::value::Value) -> Option<String> {
+        let mut parts = Vec::new();
+        for a in &self.of {
+            let Some(x) = v.get(a) else { continue };
+            if !x.is_known() {
+                return None;
+            }
+            match x.elements() {
+                Some(es) => {
+                    for e in es {
+                        parts.push(attr_text(e)?);
+                    }
+                }
+                None => parts.extend(attr_text(x).filter(|t| !t.is_empty())),
+            }
+        }
+        for (a, word) in &self.flags {
+            match v.get(a) {
+                Some(x) if !x.is_known() => return None,
+                Some(x) if x.as_bool() == Some(true) => parts.push(word.clone()),
+                _ => {}
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join(&self.sep))
+    }
 }
 
 /// The parent a part belongs to.
@@ -204,6 +275,14 @@ pub struct Entry {
     #[serde(default)]
     pub defaults: BTreeMap<String, String>,
     pub list: Option<Listing>,
+    /// A data source finding the object at an address by its markers.
+    pub marked: Option<MarkerLookup>,
+    /// Placeholders made of several attributes.
+    #[serde(default)]
+    pub joins: BTreeMap<String, Join>,
+    /// A listing under the parent naming the object, for a part whose ID
+    /// is generated.
+    pub under: Option<Under>,
     pub parent: Option<Parent>,
     #[serde(default)]
     pub config_only: Vec<String>,
@@ -354,13 +433,29 @@ impl Identity {
     /// read left it): the `id` template over its attributes where they
     /// answer it, else its `id`.
     pub fn import_id(&self, state: &crate::value::Value) -> Option<String> {
-        let text = |a: &str| state.get(a).and_then(attr_text);
+        let joined = self.joined(state);
+        let text = |a: &str| {
+            joined
+                .get(a)
+                .cloned()
+                .or_else(|| state.get(a).and_then(attr_text))
+        };
         if let Source::Template(t) = self.source() {
             if let Some(id) = t.fill(|f| self.field(f, text)) {
                 return Some(id);
             }
         }
         text("id")
+    }
+
+    /// The entry's joined placeholders over an object's (or a
+    /// configuration's) attributes, those it can fill.
+    pub fn joined(&self, v: &crate::value::Value) -> BTreeMap<String, String> {
+        self.entry
+            .joins
+            .iter()
+            .filter_map(|(name, j)| Some((name.clone(), j.fill(v)?)))
+            .collect()
     }
 
     /// Placeholder values read out of an ARN listed for this type; `None`
@@ -388,21 +483,44 @@ impl Identity {
                     .join(", "),
                 l.result
             )),
-            Source::Generated => None,
+            Source::Generated => self.entry.under.as_ref().map(|u| {
+                format!(
+                    "its parent's listing {} by {}",
+                    u.api,
+                    u.matches.keys().cloned().collect::<Vec<_>>().join(" and ")
+                )
+            }),
         };
-        let marked = match (&self.family, &self.entry.list) {
-            (Family::Tagged, Some(l)) => {
+        let marked = match (&self.family, &self.entry.list, &self.entry.marked) {
+            (Family::Tagged, Some(l), _) if l.by_marker => Some(format!(
+                "its marker, listing data.{} by the estate's tag",
+                l.data_source
+            )),
+            (Family::Tagged, Some(l), _) => {
                 Some(format!("its marker, listing data.{}", l.data_source))
             }
-            (Family::Tagged, None) => Some("its marker, through the tagging listing".to_string()),
+            (Family::Tagged, None, Some(m)) => Some(format!(
+                "its marker, looking up data.{} by its tags",
+                m.data_source
+            )),
+            (Family::Tagged, None, None) => {
+                Some("its marker, through the tagging listing".to_string())
+            }
             _ => None,
         };
         match (named, marked) {
+            (Some(n), _) if self.generated() => format!("its record; else {n}"),
             (Some(n), Some(m)) => format!("{n}; else {m}"),
             (Some(n), None) => format!("{n}; else its record"),
             (None, Some(m)) => format!("its record; else {m}"),
             (None, None) => "its record only".to_string(),
         }
+    }
+
+    /// Whether nothing but its record finds an object of the type: no
+    /// marker it carries, and no import ID or lookup configuration gives.
+    pub fn record_only(&self) -> bool {
+        self.generated() && !self.is_tagged() && self.entry.under.is_none()
     }
 
     /// Whether a read means "no object".
@@ -558,6 +676,14 @@ mod tests {
         assert!(cat.get("aws_s3_bucket").is_some());
         for (name, e) in cat.entries() {
             assert!(name.starts_with("aws_"), "{name}");
+            if let Some(u) = &e.under {
+                assert!(
+                    crate::bind::aws_api::is_listing(&u.api),
+                    "{name}: no listing {}",
+                    u.api
+                );
+                assert!(e.parent.is_some(), "{name}: a listing under what?");
+            }
             if let Some(p) = &e.parent {
                 assert!(
                     cat.get(&p.type_name).is_some(),
@@ -583,6 +709,55 @@ mod tests {
         assert_eq!(attach.import_id(&s).as_deref(), Some("r/p"));
         let unknown = Identity::of("aws_not_catalogued", true);
         assert_eq!(unknown.import_id(&s).as_deref(), Some("r-2024"));
+    }
+
+    #[test]
+    fn a_joined_placeholder_spells_out_every_source() {
+        use crate::value::Type;
+        let strings =
+            |xs: &[&str]| Value::list(Type::String, xs.iter().map(|x| Value::string(*x)).collect());
+        let rule = |cidrs: Value, self_: bool, group: Option<&str>, id: Option<&str>| {
+            let mut attrs: BTreeMap<String, Value> = [
+                ("security_group_id", Value::string("sg-1")),
+                ("type", Value::string("ingress")),
+                ("protocol", Value::string("tcp")),
+                ("from_port", Value::int(443)),
+                ("to_port", Value::int(443)),
+                ("cidr_blocks", cidrs),
+                ("ipv6_cidr_blocks", strings(&[])),
+                ("prefix_list_ids", strings(&[])),
+                (
+                    "source_security_group_id",
+                    group.map_or(Value::null(Type::String), Value::string),
+                ),
+                ("self", Value::bool(self_)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+            if let Some(id) = id {
+                attrs.insert("id".into(), Value::string(id));
+            }
+            Value::object(attrs)
+        };
+        let ident = Identity::of("aws_security_group_rule", false);
+        let two = strings(&["10.0.0.0/16", "10.1.0.0/16"]);
+        assert_eq!(
+            ident.import_id(&rule(two, false, None, None)).as_deref(),
+            Some("sg-1_ingress_tcp_443_443_10.0.0.0/16_10.1.0.0/16")
+        );
+        assert_eq!(
+            ident
+                .import_id(&rule(strings(&[]), true, Some("sg-2"), None))
+                .as_deref(),
+            Some("sg-1_ingress_tcp_443_443_sg-2_self")
+        );
+        // No source at all fills nothing: the object's own id stands.
+        let bare = rule(strings(&[]), false, None, Some("sgrule-1"));
+        assert_eq!(ident.import_id(&bare).as_deref(), Some("sgrule-1"));
+        // An unknown source leaves the ID unknown.
+        let unknown = rule(Value::unknown(Type::list(Type::String)), false, None, None);
+        assert_eq!(ident.joined(&unknown).get("sources"), None);
     }
 
     #[test]

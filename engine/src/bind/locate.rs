@@ -31,6 +31,8 @@ pub enum Via {
     Record,
     /// Its address marker, through a listing.
     Marker,
+    /// Its configuration, in its parent's listing.
+    Owner,
 }
 
 impl std::fmt::Display for Via {
@@ -40,6 +42,7 @@ impl std::fmt::Display for Via {
             Via::Configuration => "by the import ID its configuration gives",
             Via::Record => "by its record",
             Via::Marker => "by its address marker, through the listing",
+            Via::Owner => "by its configuration, in its parent's listing",
         })
     }
 }
@@ -57,7 +60,11 @@ pub async fn first_look<P: Provider + Clone>(
     record: Option<&Record>,
 ) -> Result<Look, ProviderError> {
     let (id, via) = match ident.source() {
-        Source::Generated => (record.and_then(|r| r.id.clone()), Via::Record),
+        Source::Generated => match (record.and_then(|r| r.id.clone()), &ident.entry.under) {
+            (Some(id), _) => (Some(id), Via::Record),
+            (None, Some(under)) => (lane.under(ident, under, config).await?, Via::Owner),
+            (None, None) => (None, Via::Record),
+        },
         _ => (
             lane.id_from_config(ident, config).await?,
             Via::Configuration,
@@ -93,12 +100,18 @@ pub async fn second_look<P: Provider + Clone>(
         .map(|id| (id, Via::Record))
         .into_iter()
         .collect();
-    if ident.is_tagged() && !lane.estate().is_empty() {
-        // A type the tagging API omits is scanned only when configuration
-        // cannot name its object: a create of a named object never reads
-        // the whole account.
-        let marked = lane.marked(ident, address, tried.is_none()).await?;
+    let by_marker = ident.is_tagged() && !lane.estate().is_empty();
+    if by_marker {
+        let marked = lane.marked(ident, address).await?;
         ids.extend(marked.into_iter().map(|id| (id, Via::Marker)));
+        // A type the tagging API omits is looked up by its tags, or
+        // listed, only when configuration cannot name its object: a
+        // create of a named object never reads the whole account.
+        if let (None, Some(lookup)) = (tried, &ident.entry.marked) {
+            if let Some(id) = lane.looked_up(lookup, address).await? {
+                ids.push((id, Via::Marker));
+            }
+        }
     }
     let mut seen = BTreeSet::new();
     for (id, via) in ids {
@@ -121,6 +134,19 @@ pub async fn second_look<P: Provider + Clone>(
             continue;
         }
         return Ok(Some((id, via, state)));
+    }
+    if by_marker && tried.is_none() {
+        // The type's own listing, each object read once a plan.
+        let skip = |id: &str| bound.contains(&ident.type_name, id) || seen.contains(id);
+        for m in lane.listed_objects(ident, &skip).await? {
+            let at = matches!(
+                marker::owner(&m.state.value),
+                Owner::Estate { address: Some(ref a), .. } if a == address
+            );
+            if at {
+                return Ok(Some((m.id, Via::Marker, m.state)));
+            }
+        }
     }
     Ok(None)
 }

@@ -6,7 +6,8 @@
 //! - [`marker`] reads and writes the markers;
 //! - [`aws`] is the aws family's view of the live system: the tagging
 //!   listing, provider facts, lookups (a second provider family would sit
-//!   beside it);
+//!   beside it), and [`aws_api`] its direct reads of the aws API, for the
+//!   listings the provider has no data source for;
 //! - [`locate`] finds a declared instance's object, [`sweep`] the objects
 //!   no instance bound.
 //!
@@ -14,6 +15,7 @@
 //! (apply). Binding only reads.
 
 pub mod aws;
+pub mod aws_api;
 pub mod catalogue;
 pub mod locate;
 pub mod marker;

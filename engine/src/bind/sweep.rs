@@ -59,16 +59,40 @@ pub async fn marked<P: Provider + Clone>(
         let ids = lane.ids_from_arn(&ident, &listed.arn).await?;
         candidates.push((type_name, ids, listed.address.clone()));
     }
+    let mut out = Vec::new();
     for type_name in scan {
         let ident = lane.identity(type_name);
-        let Some(listing) = &ident.entry.list else {
+        if !ident.is_tagged() {
             continue;
-        };
-        for id in lane.listing_ids(&ident, listing).await? {
-            candidates.push((type_name.clone(), vec![id], None));
+        }
+        let skip = |id: &str| taken(swept, type_name, id);
+        for m in lane.listed_objects(&ident, &skip).await? {
+            let Owner::Estate { address, .. } = marker::owner(&m.state.value) else {
+                continue;
+            };
+            // One listing may name the objects of two types (ingress and
+            // egress rules): the address marker says whose it is.
+            let other_type = address
+                .as_deref()
+                .and_then(|a| a.parse::<crate::addr::ResourceInstanceAddr>().ok())
+                .is_some_and(|a| a.type_name != *type_name);
+            let arn = m.state.value.get("arn").and_then(Value::as_str);
+            if other_type
+                || taken(swept, type_name, &m.id)
+                || arn.is_some_and(|a| taken(swept, type_name, a))
+            {
+                continue;
+            }
+            swept.hold(type_name, &m.id, &m.state.value);
+            out.push(Orphan {
+                type_name: type_name.clone(),
+                id: m.id,
+                state: m.state,
+                address,
+                ident: ident.clone(),
+            });
         }
     }
-    let mut out = Vec::new();
     for (type_name, ids, listed_address) in candidates {
         if ids.iter().any(|id| taken(swept, &type_name, id)) {
             continue;

@@ -37,7 +37,7 @@ pub(crate) fn providers_identity(json: bool, only: &[String]) -> anyhow::Result<
             "FOUND BY".into(),
             "PROVEN".into(),
         ]];
-        let (mut catalogued, mut proven) = (0, 0);
+        let (mut catalogued, mut proven, mut record_only) = (0, 0, 0);
         for (name, s) in &schema.resources {
             if !only.is_empty() && !only.contains(name) {
                 continue;
@@ -45,6 +45,7 @@ pub(crate) fn providers_identity(json: bool, only: &[String]) -> anyhow::Result<
             let ident = aws::identity(is_aws, name, Some(s));
             catalogued += usize::from(ident.catalogued);
             proven += usize::from(ident.entry.proven.is_some());
+            record_only += usize::from(ident.record_only());
             let family = match &ident.family {
                 Family::Part(p) => format!("part of {} ({})", p.type_name, p.attr),
                 f => f.name().to_string(),
@@ -58,6 +59,7 @@ pub(crate) fn providers_identity(json: bool, only: &[String]) -> anyhow::Result<
                         _ => serde_json::Value::Null,
                     },
                     "found_by": ident.found_by(),
+                    "record_only": ident.record_only(),
                     "catalogued": ident.catalogued,
                     "proven": ident.entry.proven,
                 }),
@@ -70,7 +72,7 @@ pub(crate) fn providers_identity(json: bool, only: &[String]) -> anyhow::Result<
             ]);
         }
         text.push_str(&format!(
-            "Provider {source}: {} resource types, {catalogued} in the catalogue, {proven} proven by a live test.\n\n",
+            "Provider {source}: {} resource types, {catalogued} in the catalogue, {proven} proven by a live test; {record_only} found by nothing but their records.\n\n",
             rows.len() - 1
         ));
         let widths: Vec<usize> = (0..4)

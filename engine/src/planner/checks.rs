@@ -175,10 +175,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
         addr: &ResourceInstanceAddr,
         ident: &Identity,
     ) -> Result<(), Diagnostics> {
-        if !self.req.settings.strict.refuse_no_source_create
-            || !ident.generated()
-            || ident.is_tagged()
-        {
+        if !self.req.settings.strict.refuse_no_source_create || !ident.record_only() {
             return Ok(());
         }
         Err(refusal(

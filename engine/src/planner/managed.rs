@@ -215,7 +215,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             )?;
         }
         self.check_strict_secrets(res, &addr, &block.ident, &block.schema, &input.config)?;
-        if block.ident.generated() && block.ident.family != Family::Tagged {
+        if block.ident.record_only() {
             self.by_record.push(addr.clone());
         }
         let Some(decided) = self.decide(block, &input, prior.as_ref()).await? else {

@@ -259,7 +259,13 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
         }
         let source = sessions.source(&pref.name);
         let provider = sessions.get(pref).await?.clone();
-        let lane = Rc::new(Lane::new(provider, &self.req.settings.estate, &source));
+        let config = sessions.config(pref).cloned();
+        let lane = Rc::new(Lane::new(
+            provider,
+            &self.req.settings.estate,
+            &source,
+            config,
+        ));
         self.lanes.insert(pref.clone(), lane.clone());
         Ok(lane)
     }

@@ -1037,6 +1037,7 @@ mod tests {
             m.launcher().launch(&m.resolved("aws")).await.unwrap(),
             "shop",
             "registry.terraform.io/hashicorp/aws",
+            None,
         );
         let listed = lane.tagged().await.unwrap();
         assert_eq!(

@@ -14,7 +14,7 @@
 use std::fs;
 
 use crate::stage::Toggle;
-use crate::witness::{Handle, StoredRecord};
+use crate::witness::Handle;
 
 use super::kit::{io, verdict, ADDRESS_KEY};
 use super::{ColdOutcome, Lane, StageOutput, StepError};
@@ -38,17 +38,17 @@ resource "aws_s3_bucket" "strict_secret" {
 "#;
 const SECRET_ADDR: &str = "aws_s3_bucket.strict_secret";
 
-/// A scratch block creating a subscription: its ARN is generated, no
-/// configuration names it and no listing finds it by owner. It names its
-/// topic and queue by ARN, so it fits every estate's root; it is never
-/// applied.
-const NO_SOURCE: &str = r#"resource "aws_sns_topic_subscription" "strict_extra" {
-  topic_arn = "arn:aws:sns:us-east-1:123456789012:strict-extra"
-  protocol  = "sqs"
-  endpoint  = "arn:aws:sqs:us-east-1:123456789012:strict-extra"
+/// A scratch block creating an origin access control: its ID is
+/// generated, it carries no tags, and no configuration names it. It names
+/// nothing else, so it fits every estate's root; it is never applied.
+const NO_SOURCE: &str = r#"resource "aws_cloudfront_origin_access_control" "strict_extra" {
+  name                              = "strict-extra"
+  origin_access_control_origin_type = "s3"
+  signing_behavior                  = "always"
+  signing_protocol                  = "sigv4"
 }
 "#;
-const NO_SOURCE_ADDR: &str = "aws_sns_topic_subscription.strict_extra";
+const NO_SOURCE_ADDR: &str = "aws_cloudfront_origin_access_control.strict_extra";
 
 /// The address written over the queue's own in the marker arm.
 const WRONG_ADDRESS: &str = "aws_sqs_queue.retired";
@@ -112,30 +112,11 @@ fn refused_once(
     }
 }
 
-/// The record StrictSilent moves aside: the first of an instance only its
-/// record finds (a subscription; no tag and no read; a class the tagging
-/// API leaves out), as the AWS CLI reads the record store in the live
-/// system.
-fn silenced_record(lane: &Lane, cold: &ColdOutcome) -> Result<StoredRecord, StepError> {
-    let w = &lane.estate_twin().witness;
-    let live = w.inventory(&lane.kinds)?;
-    let (only, _) = super::found_by_record_only(&cold.estate_state, &live)?;
-    w.records(&lane.estate.name)?
-        .into_iter()
-        .find(|r| only.contains(r.address()))
-        .ok_or_else(|| {
-            StepError::Knob(format!(
-                "the record store ({}) holds no record of an instance only its record finds",
-                engine::record::ssm::place(&lane.estate.name)
-            ))
-        })
-}
-
-pub fn strict_profile(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+pub fn strict_profile(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let live = lane.engine.dir.join("live.hcl");
     let original = fs::read_to_string(&live).map_err(io(&live))?;
     fs::write(&live, settings(lane)).map_err(io(&live))?;
-    let result = arms(lane, cold);
+    let result = arms(lane);
     let scratch = lane.engine.dir.join(SCRATCH);
     if scratch.exists() {
         fs::remove_file(&scratch).map_err(io(&scratch))?;
@@ -144,22 +125,14 @@ pub fn strict_profile(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, St
     result
 }
 
-fn arms(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
+fn arms(lane: &Lane) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let e = lane.estate_twin();
     let scratch = lane.engine.dir.join(SCRATCH);
 
     // Every toggle on, the root as it is: nothing to refuse.
     clock.say("Strict profile: choudoufu plan of the estate's root with every toggle on");
-    let tamper = lane.tamper(
-        Toggle::StrictSilent,
-        || {
-            let record = silenced_record(lane, cold)?;
-            e.witness.take_record(&record)?;
-            Ok(record)
-        },
-        |taken| Ok(e.witness.put_back(&taken)?),
-    )?;
+    let tamper = super::kit::unstamp(lane, Toggle::StrictSilent)?;
     let silent = lane.engine.plan_or_refusal(clock, &[]);
     tamper.restore()?;
     let records = e.witness.records(&lane.estate.name)?.len();
@@ -201,7 +174,7 @@ fn arms(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
         NO_SOURCE_ADDR,
         "no_source_create = \"refuse\"",
     )
-    .map(|s| format!("a second subscription, {NO_SOURCE_ADDR}: {s}"));
+    .map(|s| format!("an origin access control, whose ID aws generates and which carries no tags, {NO_SOURCE_ADDR}: {s}"));
     fs::remove_file(&scratch).map_err(io(&scratch))?;
 
     // An object whose address marker is wrong: the manifest's queue, or
@@ -243,7 +216,7 @@ mod tests {
 
     #[test]
     fn one_refusal_is_judged_by_its_summary_address_and_setting() {
-        let out = "\nError: Strict profile: create refused\n\n  on strict_scratch.tf line 1:\n\naws_sns_topic_subscription.strict_extra would create ... (no_source_create = \"refuse\") refuses such creates.\n";
+        let out = "\nError: Strict profile: create refused\n\n  on strict_scratch.tf line 1:\n\naws_cloudfront_origin_access_control.strict_extra would create ... (no_source_create = \"refuse\") refuses such creates.\n";
         let ok = refused_once(
             Err(out.into()),
             "Strict profile: create refused",

@@ -200,7 +200,7 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
     let strict = detail(&r, "Strict profile");
     for refusal in [
         "\"Strict profile: secret refused\", naming aws_s3_bucket.strict_secret",
-        "\"Strict profile: create refused\", naming aws_sns_topic_subscription.strict_extra",
+        "\"Strict profile: create refused\", naming aws_cloudfront_origin_access_control.strict_extra",
         "\"Strict profile: marker repair refused\", naming aws_sqs_queue.jobs",
     ] {
         assert!(strict.contains(refusal), "{refusal}: {strict}");
@@ -219,7 +219,7 @@ fn a_clean_run_passes_every_stage_it_runs_and_leaves_nothing_running() {
 }
 
 /// The second estate: for_each over a map, an inline role policy owned
-/// through its role, a subscription owned through the record store.
+/// through its role, a subscription owned through its topic.
 #[test]
 fn a_clean_run_of_the_platform_estate_passes_every_stage_it_runs() {
     let r = clean_run(PLATFORM);
@@ -287,7 +287,7 @@ fn a_clean_run_of_the_platform_estate_passes_every_stage_it_runs() {
     let strict = detail(&r, "Strict profile");
     assert!(
         strict.contains("silent over its 24 records")
-            && strict.contains("\"Strict profile: create refused\", naming aws_sns_topic_subscription.strict_extra")
+            && strict.contains("\"Strict profile: create refused\", naming aws_cloudfront_origin_access_control.strict_extra")
             && strict.contains("\"Strict profile: marker repair refused\", naming aws_sqs_queue.alerts"),
         "{strict}"
     );

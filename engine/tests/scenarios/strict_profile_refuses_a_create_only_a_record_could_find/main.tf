@@ -1,9 +1,8 @@
-resource "aws_sns_topic" "alerts" {
-  name = "shop-alerts"
+resource "aws_s3_bucket" "assets" {
+  bucket = "shop-assets"
 }
 
-resource "aws_sns_topic_subscription" "pager" {
-  topic_arn = aws_sns_topic.alerts.arn
-  protocol  = "email"
-  endpoint  = "oncall@example.com"
+resource "aws_s3_bucket_accelerate_configuration" "assets" {
+  bucket = aws_s3_bucket.assets.id
+  status = "Enabled"
 }

@@ -1,3 +1,0 @@
-live {
-  estate = "shop"
-}

@@ -1,9 +1,0 @@
-resource "aws_sns_topic" "alerts" {
-  name = "shop-alerts"
-}
-
-resource "aws_sns_topic_subscription" "pager" {
-  topic_arn = aws_sns_topic.alerts.arn
-  protocol  = "email"
-  endpoint  = "oncall@example.com"
-}
