@@ -59,6 +59,20 @@ impl std::fmt::Display for Package {
     }
 }
 
+/// Why a registry gave no package to fetch, as terraform's installer tells
+/// the cases apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Locate {
+    /// Its discovery or its versions could not be read.
+    Unreachable(String),
+    /// It holds no such module.
+    NotFound,
+    /// No version it holds is allowed; the newest it holds.
+    NoMatch { newest: Option<Version> },
+    /// The chosen version's download answer failed.
+    Download(String),
+}
+
 /// The most an archive or a registry answer may hold.
 const LIMIT: u64 = 512 * 1024 * 1024;
 
@@ -122,26 +136,23 @@ impl Client {
         &self,
         package: &Package,
         wanted: &VersionConstraint,
-    ) -> Result<(Version, String), String> {
+    ) -> Result<(Version, String), Locate> {
         let base = format!(
             "{}{}/{}/{}",
-            self.modules_base(&package.host)?,
+            self.modules_base(&package.host)
+                .map_err(Locate::Unreachable)?,
             package.namespace,
             package.name,
             package.system
         );
         let url = format!("{base}/versions");
-        let mut resp = self.get(&url)?;
+        let mut resp = self.get(&url).map_err(Locate::Unreachable)?;
         match resp.status().as_u16() {
             200 => {}
-            404 => {
-                return Err(format!(
-                    "module {package} not found in its registry ({url} answered 404)"
-                ))
-            }
-            s => return Err(format!("{url} answered {s}")),
+            404 => return Err(Locate::NotFound),
+            s => return Err(Locate::Unreachable(format!("{url} answered {s}"))),
         }
-        let mut all: Vec<Version> = json(&mut resp, &url)?["modules"]
+        let mut all: Vec<Version> = json(&mut resp, &url).map_err(Locate::Unreachable)?["modules"]
             .as_array()
             .into_iter()
             .flatten()
@@ -149,21 +160,24 @@ impl Client {
             .filter_map(|v| v["version"].as_str()?.parse().ok())
             .collect();
         all.sort();
-        let version = all.into_iter().rev().find(|v| wanted.allows(v)).ok_or_else(|| {
-            format!("no available release of {package} matches the given version constraint ({wanted})")
-        })?;
+        let newest = all.last().cloned();
+        let version = all
+            .into_iter()
+            .rev()
+            .find(|v| wanted.allows(v))
+            .ok_or(Locate::NoMatch { newest })?;
 
         let url = format!("{base}/{version}/download");
-        let resp = self.get(&url)?;
+        let resp = self.get(&url).map_err(Locate::Download)?;
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
-            return Err(format!("{url} answered {status}"));
+            return Err(Locate::Download(format!("{url} answered {status}")));
         }
         let location = resp
             .headers()
             .get("X-Terraform-Get")
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| format!("{url} gave no X-Terraform-Get location"))?;
+            .ok_or_else(|| Locate::Download(format!("{url} gave no X-Terraform-Get location")))?;
         Ok((version, resolve(&url, location)))
     }
 

@@ -21,7 +21,7 @@ use std::process::Command;
 use crate::config::manifest::{is_local, normal_source, Entry, Manifest};
 use crate::config::ModuleCall;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::module_fetch::{Client, Package};
+use crate::module_fetch::{Client, Locate, Package};
 use crate::provider::discovery::{Installation, VersionConstraint};
 
 /// How a remote source is fetched.
@@ -237,7 +237,35 @@ impl Walk<'_> {
                 let (v, location) = match found {
                     Ok(f) => f,
                     Err(e) => {
-                        self.diags.push(failed(e));
+                        let at = format!("{}:{}", call.range.filename, call.range.start.line);
+                        let d = match e {
+                            Locate::Download(e) => failed(e),
+                            Locate::Unreachable(e) => Diagnostic::error(
+                                "Error accessing remote module registry",
+                                format!(
+                                    "Failed to retrieve available versions for module \"{}\" ({at}) from {}: {e}.",
+                                    call.name, p.host
+                                ),
+                            ),
+                            Locate::NotFound => Diagnostic::error(
+                                "Module not found",
+                                format!(
+                                    "Module \"{}\" (from {at}) cannot be found in the module registry at {}.",
+                                    call.name, p.host
+                                ),
+                            ),
+                            Locate::NoMatch { newest } => Diagnostic::error(
+                                "Unresolvable module version constraint",
+                                format!(
+                                    "There is no available version of module \"{}\" ({at}) which matches the given version constraint.{}",
+                                    r.package,
+                                    newest
+                                        .map(|n| format!(" The newest available version is {n}."))
+                                        .unwrap_or_default()
+                                ),
+                            ),
+                        };
+                        self.diags.push(d.at(call.range.clone()));
                         return None;
                     }
                 };
@@ -270,11 +298,20 @@ impl Walk<'_> {
         })
     }
 
-    /// Fetches a package into `dest`, emptied first.
+    /// Fetches a package into `dest`, emptied first; a fetch that fails
+    /// leaves no folder behind, so nothing half-written looks installed.
     fn fetch(&self, fetch: &Fetch, dest: &Path) -> Result<(), String> {
         if dest.exists() {
             std::fs::remove_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
         }
+        let fetched = self.fetch_into(fetch, dest);
+        if fetched.is_err() && dest.exists() {
+            let _ = std::fs::remove_dir_all(dest);
+        }
+        fetched
+    }
+
+    fn fetch_into(&self, fetch: &Fetch, dest: &Path) -> Result<(), String> {
         match fetch {
             Fetch::Git {
                 url,

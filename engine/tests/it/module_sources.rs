@@ -356,9 +356,147 @@ module "tagged" {{
     let said = flat(&text(&init));
     assert_eq!(init.status.code(), Some(1), "{said}");
     assert!(
-        said.contains("Error: Failed to download module")
-            && said.contains("Could not download module \"net\" (main.tf:1)")
-            && said.contains("no available release of registry.gauntlet.test/acme/net/aws matches the given version constraint (~> 9.0)"),
+        said.contains("Error: Unresolvable module version constraint")
+            && said.contains("There is no available version of module \"registry.gauntlet.test/acme/net/aws\" (main.tf:1) which matches the given version constraint. The newest available version is 2.0.0."),
         "{said}"
     );
+    // terraform says the same.
+    root(theirs.dir.path(), "~> 9.0");
+    let stock = theirs.run(&tf, &["init", "-input=false", "-no-color"]);
+    let stock_said = flat(&text(&stock));
+    assert_eq!(stock.status.code(), Some(1), "{stock_said}");
+    assert!(
+        stock_said.contains("There is no available version of module \"registry.gauntlet.test/acme/net/aws\" (main.tf:1) which matches the given version constraint. The newest available version is 2.0.0."),
+        "{stock_said}"
+    );
+}
+
+/// Sources that cannot be installed, each refused by both tools with exit
+/// 1 under the same summary ("Failed to download module", "Error
+/// accessing remote module registry", "Module not found"), naming the
+/// call; the engine leaves no package folder, no manifest entry and no
+/// lock file behind. A missing tag, an archive answering 404, an archive
+/// that is no archive, a registry that is down, a module the registry does
+/// not hold, and a getter the engine does not have.
+#[test]
+fn bad_module_sources_are_refused_naming_the_call_with_nothing_half_written() {
+    let served = tempfile::tempdir().unwrap();
+    fs::create_dir_all(served.path().join("archives")).unwrap();
+    fs::write(
+        served.path().join("archives/broken.zip"),
+        b"not a zip at all",
+    )
+    .unwrap();
+    let registry = Registry::start(served.path());
+    let repo = tempfile::tempdir().unwrap();
+    repository(repo.path());
+    // A port nothing listens on: bound, then let go.
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cases = [
+        (
+            "a missing tag",
+            format!("git::file://{}?ref=v9.9.9", repo.path().display()),
+            "Failed to download module",
+        ),
+        (
+            "an archive answering 404",
+            format!("http://127.0.0.1:{}/archives/missing.zip", registry.port),
+            "Failed to download module",
+        ),
+        (
+            "an archive that is no archive",
+            format!("http://127.0.0.1:{}/archives/broken.zip", registry.port),
+            "Failed to download module",
+        ),
+        (
+            "a registry that is down",
+            "registry.down.test/acme/net/aws".to_owned(),
+            "Error accessing remote module registry",
+        ),
+        (
+            "a module the registry does not hold",
+            "registry.gauntlet.test/acme/none/aws".to_owned(),
+            "Module not found",
+        ),
+    ];
+    let tf = terraform();
+    for (what, source, summary) in &cases {
+        let (theirs, ours) = (Workdir::new(), Workdir::new());
+        for w in [&theirs, &ours] {
+            fs::write(
+                w.dir.path().join("main.tf"),
+                format!("module \"web\" {{\n  source = \"{source}\"\n  name   = \"web\"\n}}\n"),
+            )
+            .unwrap();
+            write_live(w.dir.path(), ESTATE);
+            fs::write(
+                &w.tfrc,
+                format!(
+                    "provider_installation {{\n  filesystem_mirror {{\n    path = \"{}\"\n  }}\n}}\n\nhost \"registry.down.test\" {{\n  services = {{\n    \"modules.v1\" = \"http://127.0.0.1:{down}/v1/modules/\"\n  }}\n}}\n\nhost \"registry.gauntlet.test\" {{\n  services = {{\n    \"modules.v1\" = \"http://127.0.0.1:{}/v1/modules/\"\n  }}\n}}\n",
+                    plugin_mirror().display(),
+                    registry.port
+                ),
+            )
+            .unwrap();
+        }
+        let stock = theirs.run(&tf, &["init", "-input=false", "-no-color"]);
+        let stock_said = flat(&text(&stock));
+        assert_eq!(
+            stock.status.code(),
+            Some(1),
+            "{what}: terraform init: {stock_said}"
+        );
+        assert!(
+            stock_said.contains(summary),
+            "{what}: terraform: {stock_said}"
+        );
+        let init = ours.engine(&["init", "-input=false"]);
+        let said = flat(&text(&init));
+        assert_eq!(
+            init.status.code(),
+            Some(1),
+            "{what}: choudoufu init: {said}"
+        );
+        assert!(
+            said.contains(&format!("Error: {summary}"))
+                && (said.contains("module \"web\" (main.tf:1)")
+                    || said.contains("Module \"web\" (from main.tf:1)")),
+            "{what}: choudoufu init does not name the call as terraform does: {said}"
+        );
+        let modules = ours.dir.path().join(".terraform/modules");
+        assert!(
+            !modules.join("web").exists(),
+            "{what}: a package folder was left behind"
+        );
+        let manifest = fs::read_to_string(modules.join("modules.json")).unwrap_or_default();
+        assert!(
+            !manifest.contains("\"Key\":\"web\""),
+            "{what}: the manifest records the failed call: {manifest}"
+        );
+        assert!(
+            !ours.dir.path().join(".terraform.lock.hcl").exists(),
+            "{what}: a lock file was written after a failed init"
+        );
+    }
+
+    // A getter neither tool has on this machine: refused by name, at once.
+    let ours = Workdir::new();
+    fs::write(
+        ours.dir.path().join("main.tf"),
+        "module \"web\" {\n  source = \"s3::https://s3.amazonaws.com/bucket/web.zip\"\n}\n",
+    )
+    .unwrap();
+    write_live(ours.dir.path(), ESTATE);
+    let init = ours.engine(&["init", "-input=false"]);
+    let said = flat(&text(&init));
+    assert_eq!(init.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("module \"web\"") && said.contains("s3::"),
+        "the s3 getter's refusal does not name the call and the source: {said}"
+    );
+    assert!(!ours.dir.path().join(".terraform/modules/web").exists());
 }
