@@ -375,7 +375,12 @@ impl<P: Provider + Clone> Lane<P> {
         lookup: &MarkerLookup,
         address: &str,
     ) -> Result<Option<String>, ProviderError> {
-        let args = BTreeMap::from([("tags".to_string(), self.marker_filter(Some(address)))]);
+        let mut args: BTreeMap<String, Value> = lookup
+            .args
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::string(v)))
+            .collect();
+        args.insert("tags".to_string(), self.marker_filter(Some(address)));
         Ok(self
             .read_data(&lookup.data_source, args)
             .await?

@@ -184,6 +184,10 @@ pub struct MarkerLookup {
     pub data_source: String,
     /// The attribute of its answer that is the import ID.
     pub result: String,
+    /// Arguments it is read with besides the tags (a state that leaves out
+    /// the deleted objects an API still lists for a while).
+    #[serde(default)]
+    pub args: BTreeMap<String, String>,
 }
 
 /// A listing under a part's parent that names the part: a listing of the

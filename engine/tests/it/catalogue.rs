@@ -26,7 +26,7 @@ fn problems(name: &str, e: &Entry, schema: &ProviderSchema) -> Vec<String> {
         s.block.attributes.contains_key(a) || s.block.block_types.contains_key(a)
     };
     let placeholder = |what: &str, f: &str, out: &mut Vec<String>| {
-        if !(FACTS.contains(&f) || f == "arn" || has(ty, f)) {
+        if !(FACTS.contains(&f) || f == "arn" || has(ty, f) || e.joins.contains_key(f)) {
             out.push(format!(
                 "{name}: {what} names {{{f}}}, which is no attribute of it"
             ));
@@ -96,6 +96,61 @@ fn problems(name: &str, e: &Entry, schema: &ProviderSchema) -> Vec<String> {
                 l.data_source, l.result
             )),
             Some(_) => placeholder("list", &l.fills, &mut out),
+        }
+    }
+    if let Some(l) = &e.list {
+        let tags = schema
+            .data_sources
+            .get(&l.data_source)
+            .is_some_and(|ds| has(ds, "tags"));
+        if l.by_marker && !tags {
+            out.push(format!(
+                "{name}: {} lists by marker, but has no tags argument",
+                l.data_source
+            ));
+        }
+    }
+    if let Some(m) = &e.marked {
+        match schema.data_sources.get(&m.data_source) {
+            None => out.push(format!(
+                "{name}: marked data source {} does not exist",
+                m.data_source
+            )),
+            Some(ds)
+                if !has(ds, "tags")
+                    || !has(ds, &m.result)
+                    || m.args.keys().any(|a| !has(ds, a)) =>
+            {
+                out.push(format!(
+                    "{name}: {} needs a tags argument, an attribute {} and the arguments {:?}",
+                    m.data_source,
+                    m.result,
+                    m.args.keys().collect::<Vec<_>>()
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    for (join, j) in &e.joins {
+        for a in j.of.iter().chain(j.flags.keys()) {
+            if !has(ty, a) {
+                out.push(format!(
+                    "{name}: the join {join} reads {a}, which is no attribute of it"
+                ));
+            }
+        }
+    }
+    if let Some(u) = &e.under {
+        if !engine::bind::aws_api::is_listing(&u.api) {
+            out.push(format!(
+                "{name}: under names {}, no listing the engine knows",
+                u.api
+            ));
+        }
+        for t in u.args.values().chain(u.matches.values()) {
+            for f in t.fields() {
+                placeholder("an under template", f, &mut out);
+            }
         }
     }
     if let Some(a) = &e.absent_if {
