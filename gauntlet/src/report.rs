@@ -421,7 +421,7 @@ pub(crate) mod tests {
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &r).unwrap();
         let back = last(d.path(), "e").unwrap();
-        assert_eq!(tally(&back), "1 pass, 1 fail, 16 not run");
+        assert_eq!(tally(&back), "1 pass, 1 fail, 17 not run");
     }
 
     #[test]

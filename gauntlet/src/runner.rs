@@ -19,8 +19,8 @@ use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
 use crate::stage::{Assertion, Breaks, StageId, Toggle};
 use crate::stages::{
-    self, crash, day_two, lock, neighbour, no_local_state, rename, replace, review, second_machine,
-    strict, Lane, StageOutput, StagePlan, StepError, TwinView,
+    self, crash, day_two, lock, lost_store, neighbour, no_local_state, rename, replace, review,
+    second_machine, strict, Lane, StageOutput, StagePlan, StepError, TwinView,
 };
 use crate::substrate::{self, both_sides, Side, SubstrateError, Twin};
 use crate::witness::{Witness, WitnessError};
@@ -573,6 +573,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
                 no_local_state::plan_with_no_local_state,
             ),
             (StageId::ASecondMachine, second_machine::a_second_machine),
+            (StageId::LostRecordStore, lost_store::lost_record_store),
             (StageId::TwoAppliesAtOnce, lock::two_applies_at_once),
             (StageId::TwoEstatesOnOneTwin, neighbour::two_estates),
         ],

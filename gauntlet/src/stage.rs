@@ -28,12 +28,13 @@ pub enum StageId {
     StrictProfile,
     PlanWithNoLocalState,
     ASecondMachine,
+    LostRecordStore,
     TwoAppliesAtOnce,
     TwoEstatesOnOneTwin,
 }
 
 impl StageId {
-    pub const ALL: [StageId; 18] = [
+    pub const ALL: [StageId; 19] = [
         StageId::ColdDeploy,
         StageId::Migrate,
         StageId::ReplanFromNothing,
@@ -50,6 +51,7 @@ impl StageId {
         StageId::StrictProfile,
         StageId::PlanWithNoLocalState,
         StageId::ASecondMachine,
+        StageId::LostRecordStore,
         StageId::TwoAppliesAtOnce,
         StageId::TwoEstatesOnOneTwin,
     ];
@@ -72,6 +74,7 @@ impl StageId {
             StageId::StrictProfile => "Strict profile",
             StageId::PlanWithNoLocalState => "Plan with no local state",
             StageId::ASecondMachine => "A second machine",
+            StageId::LostRecordStore => "Lost record store",
             StageId::TwoAppliesAtOnce => "Two applies at once",
             StageId::TwoEstatesOnOneTwin => "Two estates on one twin",
         }
@@ -95,6 +98,7 @@ impl StageId {
             StageId::StrictProfile
                 | StageId::PlanWithNoLocalState
                 | StageId::ASecondMachine
+                | StageId::LostRecordStore
                 | StageId::TwoAppliesAtOnce
                 | StageId::TwoEstatesOnOneTwin
         )
@@ -275,6 +279,15 @@ pub enum Toggle {
     /// exactly the new object and nothing to plan. Broken by creating the
     /// old parameter again, carrying the block's markers, before the read.
     SecondWindow,
+    /// Lost record store: with every record deleted, a fresh copy's plan
+    /// creates, destroys and replaces nothing, and updates only what a
+    /// deleted record held. Broken by taking one object's estate marker off
+    /// before the plan (and putting it back after).
+    LostStorePlan,
+    /// Lost record store: one apply reconverges and the next plan is
+    /// empty. Broken by changing one object out of band after the apply,
+    /// before the plan.
+    LostStoreReconverged,
     /// Two applies at once: the second apply waits for the first's lock,
     /// naming it, and then has nothing to do. Broken by running the second
     /// with `-lock=false`.
@@ -297,7 +310,7 @@ pub enum Toggle {
 }
 
 impl Toggle {
-    pub const ALL: [Toggle; 45] = [
+    pub const ALL: [Toggle; 47] = [
         Toggle::ColdState,
         Toggle::ColdInventory,
         Toggle::ColdMarkers,
@@ -338,6 +351,8 @@ impl Toggle {
         Toggle::NoLocalState,
         Toggle::SecondDrift,
         Toggle::SecondWindow,
+        Toggle::LostStorePlan,
+        Toggle::LostStoreReconverged,
         Toggle::LockTurns,
         Toggle::LockBroken,
         Toggle::NeighbourBoundary,
@@ -388,6 +403,8 @@ impl Toggle {
             Toggle::NoLocalState => "no-local-state",
             Toggle::SecondDrift => "second-drift",
             Toggle::SecondWindow => "second-window",
+            Toggle::LostStorePlan => "lost-store-plan",
+            Toggle::LostStoreReconverged => "lost-store-reconverged",
             Toggle::LockTurns => "lock-turns",
             Toggle::LockBroken => "lock-broken",
             Toggle::NeighbourBoundary => "neighbour-boundary",
@@ -434,6 +451,7 @@ impl Toggle {
             | Toggle::StrictMarkers => StageId::StrictProfile,
             Toggle::NoLocalState => StageId::PlanWithNoLocalState,
             Toggle::SecondDrift | Toggle::SecondWindow => StageId::ASecondMachine,
+            Toggle::LostStorePlan | Toggle::LostStoreReconverged => StageId::LostRecordStore,
             Toggle::LockTurns | Toggle::LockBroken => StageId::TwoAppliesAtOnce,
             Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
                 StageId::TwoEstatesOnOneTwin
@@ -545,6 +563,12 @@ impl Toggle {
             }
             Toggle::SecondWindow => {
                 "creates the window's old parameter again, carrying the block's markers, after the second copy's apply, before the read"
+            }
+            Toggle::LostStorePlan => {
+                "removes one queue's (a root run: one object's by ARN) tofu-estate tag before the plan with every record deleted"
+            }
+            Toggle::LostStoreReconverged => {
+                "changes one parameter's value (a root run: tags one object gauntlet-drift) after the apply, before the next plan"
             }
             Toggle::LockTurns => "runs the second apply with -lock=false",
             Toggle::LockBroken => {
@@ -664,6 +688,7 @@ mod tests {
                 StageId::StrictProfile,
                 StageId::PlanWithNoLocalState,
                 StageId::ASecondMachine,
+                StageId::LostRecordStore,
                 StageId::TwoAppliesAtOnce,
                 StageId::TwoEstatesOnOneTwin
             ]

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::thread;
 
-use crate::choudoufu::{Action, EngineError, EnginePlan, EngineRoot};
+use crate::choudoufu::{EngineError, EnginePlan, EngineRoot};
 use crate::clock::Clock;
 use crate::estate::{Estate, Knobs, Undeclared};
 use crate::oracle::{Oracle, OracleError, Plan, StateInstance};
@@ -26,6 +26,7 @@ pub mod day_two;
 mod derive;
 mod kit;
 pub mod lock;
+pub mod lost_store;
 pub mod neighbour;
 pub mod no_local_state;
 pub mod rename;
@@ -518,104 +519,6 @@ pub fn cold_deploy(
     ))
 }
 
-/// The instances of `state` that, as far as the witness knows, only a
-/// record finds, by address, and why, for the page: a subscription (no
-/// tags, no listing by owner); an object by ARN of a class the emulator's
-/// tagging API leaves out (none of it in `live`); an object of a type with
-/// no tags, no ARN and no read in `reads.toml`.
-pub(crate) fn found_by_record_only(
-    state: &[StateInstance],
-    live: &Inventory,
-) -> Result<(BTreeSet<String>, String), WitnessError> {
-    let (_, unlisted) = Inventory::of_state(state)?.listed_in(live);
-    let mut addresses = BTreeSet::new();
-    let mut subscriptions = false;
-    let mut unread_types = BTreeSet::new();
-    for i in state {
-        let k = Kind::for_type(&i.type_name);
-        let by_record = if i.type_name == "aws_sns_topic_subscription" {
-            subscriptions = true;
-            true
-        } else if k != Kind::Tagged {
-            false
-        } else if !k.stamped(i) {
-            unread_types.insert(i.type_name.clone());
-            true
-        } else {
-            i.values["arn"]
-                .as_str()
-                .is_some_and(|a| unlisted.contains(&crate::witness::arn_class(a)))
-        };
-        if by_record {
-            addresses.insert(i.addr.to_string());
-        }
-    }
-    let mut why = Vec::new();
-    if subscriptions {
-        why.push("an aws_sns_topic_subscription has no tags and no listing by owner".to_owned());
-    }
-    if !unlisted.is_empty() {
-        why.push(format!(
-            "the emulator's tagging API leaves out {}",
-            list(&unlisted)
-        ));
-    }
-    if !unread_types.is_empty() {
-        why.push(format!(
-            "{} {} no tags, no ARN and no listing the witness knows",
-            list(&unread_types),
-            if unread_types.len() == 1 {
-                "has"
-            } else {
-                "have"
-            }
-        ));
-    }
-    Ok((addresses, why.join("; ")))
-}
-
-/// The changes of a plan made without records that the lost records do not
-/// explain: anything but a create of an instance only a record finds
-/// (`record_only`), or a change short of a destroy of an instance whose
-/// state names one of those among its dependencies, which follows the new
-/// object (a NAT gateway replaced for a new elastic IP, a parameter
-/// copying its address).
-pub(crate) fn unexplained_by_records<'c>(
-    changes: &'c [(String, Action)],
-    state: &[StateInstance],
-    record_only: &BTreeSet<String>,
-) -> Vec<&'c (String, Action)> {
-    let lost: BTreeSet<String> = record_only
-        .iter()
-        .filter_map(|a| a.parse::<engine::addr::ResourceInstanceAddr>().ok())
-        .map(|a| engine::addr::ResourceInstanceAddr { key: None, ..a }.to_string())
-        .collect();
-    let following: BTreeSet<String> = state
-        .iter()
-        .filter(|i| i.dependencies.iter().any(|d| lost.contains(d)))
-        .map(|i| i.addr.to_string())
-        .collect();
-    changes
-        .iter()
-        .filter(|(a, x)| match x {
-            Action::Create => !record_only.contains(a),
-            Action::Delete => true,
-            Action::Update | Action::Replace => !following.contains(a),
-        })
-        .collect()
-}
-
-/// What a page adds when a plan without records changes more than it
-/// creates: the instances that follow the lost ones.
-pub(crate) fn following_words(changes: &[(String, Action)]) -> &'static str {
-    match changes.iter().any(|(_, a)| *a != Action::Create) {
-        true => {
-            "; its other changes are of instances that depend on them and follow the new objects"
-        }
-        false => "",
-    }
-}
-
 /// What of a state the witness could not read, for the page: `` when it
 /// read everything, else `; not read: ...` naming the types with no way to
 /// name an object (no ARN), the untagged objects by ARN (the tagging API
@@ -955,52 +858,4 @@ pub fn teardown(lane: &Lane, engine: bool) -> Result<StageOutput, StepError> {
         },
         plans: vec![StagePlan::Stock(Side::Oracle, plan)],
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn inst(addr: &str, dependencies: &[&str]) -> StateInstance {
-        let addr: engine::addr::ResourceInstanceAddr = addr.parse().unwrap();
-        StateInstance {
-            type_name: addr.type_name.clone(),
-            addr,
-            values: serde_json::Value::Null,
-            dependencies: dependencies.iter().map(|d| (*d).to_owned()).collect(),
-        }
-    }
-
-    #[test]
-    fn a_lost_record_explains_its_create_and_what_follows_it_but_no_destroy() {
-        let state = [
-            inst("aws_eip.nat", &[]),
-            inst("aws_nat_gateway.main", &["aws_eip.nat", "aws_subnet.a"]),
-            inst(
-                "aws_route.private",
-                &["aws_eip.nat", "aws_nat_gateway.main"],
-            ),
-            inst("aws_subnet.a", &[]),
-        ];
-        let record_only: BTreeSet<String> = ["aws_eip.nat".to_owned()].into();
-        let change = |a: &str, x| (a.to_owned(), x);
-        let changes = [
-            change("aws_eip.nat", Action::Create),
-            change("aws_nat_gateway.main", Action::Replace),
-            change("aws_route.private", Action::Update),
-            change("aws_nat_gateway.main", Action::Delete),
-            change("aws_subnet.a", Action::Update),
-            change("aws_subnet.b", Action::Create),
-        ];
-        let unexplained: Vec<&str> = unexplained_by_records(&changes, &state, &record_only)
-            .into_iter()
-            .map(|(a, x)| match x {
-                Action::Delete => "a destroy",
-                _ => a.as_str(),
-            })
-            .collect();
-        assert_eq!(unexplained, ["a destroy", "aws_subnet.a", "aws_subnet.b"]);
-        assert!(following_words(&changes[..1]).is_empty());
-        assert!(following_words(&changes[..2]).contains("depend on them"));
-    }
 }

@@ -11,10 +11,9 @@ use std::path::Path;
 const ESTATE: &str = "it-records";
 const SUBSCRIPTION: &str = "aws_sns_topic_subscription.audit";
 
-/// A queue subscribed to a topic (a subscription's ARN is generated and
-/// nothing lists it by marker: only its record finds it) with a filter
-/// policy large enough that its record spans several parameters, and an
-/// output.
+/// A queue subscribed to a topic (a subscription's ARN is generated: its
+/// record keeps it, with the arguments it is read by) with a filter policy
+/// large enough that its record spans several parameters, and an output.
 fn root(dir: &Path, moto: &Moto) {
     let colours: Vec<String> = (0..90)
         .map(|i| format!("\"colour-{i:03}-{}\"", "x".repeat(48)))

@@ -26,9 +26,8 @@ use crate::witness::{
 };
 
 use super::kit::{
-    both_apply, both_ok, both_plans, describe, disturb, edit_root, io, marked_objects, retag,
-    same_as_stock, side_by_side, take_away, tampered, unstamp, verdict, ADDRESS_KEY, DRIFT_TAG,
-    ESTATE_KEY,
+    both_apply, both_ok, both_plans, disturb, edit_root, io, marked_objects, retag, same_as_stock,
+    side_by_side, take_away, tampered, unstamp, verdict, ADDRESS_KEY, DRIFT_TAG, ESTATE_KEY,
 };
 use super::{
     missing_undeclared, put_back_undeclared, take_undeclared, ColdOutcome, Lane, StageOutput,
@@ -1227,9 +1226,10 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
         Err(problems.join("; "))
     };
 
-    // Replans are empty: with the records, and without them but for what
-    // only a record can find.
-    let (record_only, why) = super::found_by_record_only(state, &live)?;
+    // Replans are empty: with the records; without them, nothing created,
+    // destroyed or replaced, and updates only of what a record holds.
+    let held = super::lost_store::held(&e.witness.records(&estate.name)?);
+    let residue = super::lost_store::residue(&without, &held);
     let mut p = Vec::new();
     if !with.is_empty() {
         p.push(format!(
@@ -1238,30 +1238,21 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
             with.describe()
         ));
     }
-    let churn = super::unexplained_by_records(&without.changes, state, &record_only);
-    if !churn.is_empty() {
+    if !residue.wrong.is_empty() {
         p.push(format!(
-            "with -no-records: {} ({}), where {} no lost record explains",
+            "with -no-records: {} ({}), where nothing may be created, destroyed or replaced: {}",
             without.summary_line(),
             without.describe(),
-            describe(&churn.into_iter().cloned().collect::<Vec<_>>())
+            residue.wrong.join("; ")
         ));
     }
     let replan = if p.is_empty() {
         Ok(format!(
-            "the replan with the record store ({records} records in the live store, {}) is empty ({}); with -no-records it proposes {}",
+            "the replan with the record store ({records} records in the live store, {}) is empty ({}); with -no-records its plan ({}) creates, destroys and replaces nothing{}",
             engine::record::ssm::place(&estate.name),
             with.summary_line(),
-            if without.is_empty() {
-                format!("nothing ({})", without.summary_line())
-            } else {
-                format!(
-                    "exactly {} ({}): {why}, so a record is the only way to find them{}, the one case this assertion allows; nothing else is created or changed, and nothing is destroyed",
-                    without.describe(),
-                    without.summary_line(),
-                    super::following_words(&without.changes),
-                )
-            }
+            without.summary_line(),
+            super::lost_store::put_back(&residue.updates),
         ))
     } else {
         Err(p.join("; "))

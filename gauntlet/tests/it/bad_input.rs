@@ -96,7 +96,7 @@ fn a_missing_terraform() {
         line.contains("Stopped. The run could not complete: stock terraform was not found"),
         "{line}"
     );
-    assert!(line.contains("18 not run"), "{line}");
+    assert!(line.contains("19 not run"), "{line}");
 }
 
 #[test]

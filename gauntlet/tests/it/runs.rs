@@ -8,7 +8,7 @@ use crate::{
 };
 
 /// The stages this gauntlet runs, in the page's order.
-const RUN: [&str; 18] = [
+const RUN: [&str; 19] = [
     "Cold deploy",
     "Migrate",
     "Replan from nothing",
@@ -25,6 +25,7 @@ const RUN: [&str; 18] = [
     "Strict profile",
     "Plan with no local state",
     "A second machine",
+    "Lost record store",
     "Two applies at once",
     "Two estates on one twin",
 ];
@@ -94,6 +95,16 @@ fn clean_run(estate: &str) -> serde_json::Value {
         "applied 0 added, 0 changed, 1 destroyed, after which the AWS CLI finds exactly ",
     ] {
         assert!(second.contains(seen), "{seen}: {second}");
+    }
+    let lost = detail(&r, "Lost record store");
+    for seen in [
+        "records (",
+        "deleted, and the plan made in a fresh copy of the root",
+        "creates, destroys and replaces nothing",
+        "the store holds ",
+        "the next plan is empty (No changes.",
+    ] {
+        assert!(lost.contains(seen), "{seen}: {lost}");
     }
     let lock = detail(&r, "Two applies at once");
     for seen in [
@@ -371,7 +382,7 @@ fn break_network_cold_state_cold_inventory_cold_markers_cold_undeclared() {
 #[test]
 fn break_network_every_toggle_after_cold_deploy() {
     let toggles = network_toggles(false);
-    assert_eq!(toggles.len(), 37, "{toggles:?}");
+    assert_eq!(toggles.len(), 39, "{toggles:?}");
     broken_together(NETWORK, &toggles, None);
 }
 
@@ -511,7 +522,7 @@ fn break_cold_state_cold_markers_cold_undeclared() {
 // pass.
 
 #[test]
-fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_crash_window_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state_second_drift_lock_turns(
+fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_place_remove_untouched_count_down_replace_plan_replace_end_crash_remainder_crash_window_teardown_engine_teardown_survivors_review_refused_greenfield_inventory_strict_secrets_strict_create_no_local_state_second_drift_lost_store_plan_lock_turns(
 ) {
     broken_together(
         ESTATE,
@@ -535,6 +546,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
             Toggle::StrictCreate,
             Toggle::NoLocalState,
             Toggle::SecondDrift,
+            Toggle::LostStorePlan,
             Toggle::LockTurns,
         ],
         None,
@@ -546,7 +558,7 @@ fn break_migrate_counts_replan_identities_noop_changes_drift_single_rename_in_pl
 // stamped, renamed and reviewed).
 
 #[test]
-fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_replace_order_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan_strict_silent_strict_markers_second_window_lock_broken_neighbour_boundary_neighbour_refused_neighbour_teardown(
+fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_rename_marker_remove_destroy_count_up_replace_order_crash_recovered_teardown_removed_teardown_undeclared_review_applied_greenfield_markers_greenfield_replan_strict_silent_strict_markers_second_window_lost_store_reconverged_lock_broken_neighbour_boundary_neighbour_refused_neighbour_teardown(
 ) {
     broken_together(
         PLATFORM,
@@ -568,6 +580,7 @@ fn break_platform_migrate_markers_replan_empty_noop_markers_drift_reconverged_re
             Toggle::StrictSilent,
             Toggle::StrictMarkers,
             Toggle::SecondWindow,
+            Toggle::LostStoreReconverged,
             Toggle::LockBroken,
             Toggle::NeighbourBoundary,
             Toggle::NeighbourRefused,
