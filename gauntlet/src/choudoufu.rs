@@ -166,14 +166,22 @@ impl EnginePlan {
         }
     }
 
-    /// terraform's summary line, or the "No changes." line.
+    /// terraform's summary line, or the "No changes." line; for a plan
+    /// that changes only outputs (terraform prints no summary then),
+    /// [`OUTPUTS_ONLY`].
     pub fn summary_line(&self) -> String {
-        self.text
+        let line = self
+            .text
             .lines()
             .map(str::trim)
-            .find(|l| l.starts_with("Plan:") || l.starts_with("No changes."))
-            .unwrap_or("")
-            .to_owned()
+            .find(|l| l.starts_with("Plan:") || l.starts_with("No changes."));
+        match line {
+            Some(l) => l.to_owned(),
+            None if self.changes.is_empty() && self.text.contains("\nChanges to Outputs:") => {
+                OUTPUTS_ONLY.to_owned()
+            }
+            None => String::new(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -192,6 +200,9 @@ impl EnginePlan {
             .join(", ")
     }
 }
+
+/// The summary of a plan whose only changes are to outputs.
+pub const OUTPUTS_ONLY: &str = "Changes to Outputs only, no resource changes.";
 
 /// `Apply complete! Resources: 1 added, 0 changed, 0 destroyed.` as numbers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -589,6 +600,15 @@ impl EngineRoot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_changing_only_outputs_reads_as_such() {
+        let text = "\nChanges to Outputs:\n  + vpc_id = \"vpc-1\"\n\nYou can apply this plan to save these new output values to the Terraform\nstate, without changing any real infrastructure.\n";
+        let plan = EnginePlan::parse(2, text);
+        assert_eq!(plan.summary_line(), OUTPUTS_ONLY);
+        assert!(plan.changes.is_empty() && !plan.is_empty());
+        assert_eq!(EnginePlan::parse(2, "nothing readable").summary_line(), "");
+    }
 
     #[test]
     fn reads_a_plan_as_terraform_prints_it() {
