@@ -527,6 +527,24 @@ impl Identity {
         self.generated() && !self.is_tagged() && self.entry.under.is_none()
     }
 
+    /// The types whose objects the type's own listing names (its own, and
+    /// any other listed by the same data source: ingress and egress rules
+    /// share one), so that an ID one of them bound is not read again.
+    pub fn listed_with(&self) -> Vec<String> {
+        let Some(listing) = &self.entry.list else {
+            return vec![self.type_name.clone()];
+        };
+        Catalogue::builtin()
+            .entries()
+            .filter(|(_, e)| {
+                e.list
+                    .as_ref()
+                    .is_some_and(|l| l.data_source == listing.data_source)
+            })
+            .map(|(t, _)| t.to_string())
+            .collect()
+    }
+
     /// Whether a read means "no object".
     pub fn absent(&self, v: &crate::value::Value) -> bool {
         let Some(rule) = &self.entry.absent_if else {
@@ -762,6 +780,19 @@ mod tests {
         // An unknown source leaves the ID unknown.
         let unknown = rule(Value::unknown(Type::list(Type::String)), false, None, None);
         assert_eq!(ident.joined(&unknown).get("sources"), None);
+    }
+
+    #[test]
+    fn types_listed_by_one_data_source_know_each_other() {
+        let ingress = Identity::of("aws_vpc_security_group_ingress_rule", true);
+        assert_eq!(
+            ingress.listed_with(),
+            [
+                "aws_vpc_security_group_egress_rule",
+                "aws_vpc_security_group_ingress_rule"
+            ]
+        );
+        assert_eq!(Identity::of("aws_vpc", true).listed_with(), ["aws_vpc"]);
     }
 
     #[test]

@@ -137,7 +137,8 @@ pub async fn second_look<P: Provider + Clone>(
     }
     if by_marker && tried.is_none() {
         // The type's own listing, each object read once a plan.
-        let skip = |id: &str| bound.contains(&ident.type_name, id) || seen.contains(id);
+        let sharing = ident.listed_with();
+        let skip = |id: &str| sharing.iter().any(|t| bound.contains(t, id)) || seen.contains(id);
         for m in lane.listed_objects(ident, &skip).await? {
             let at = matches!(
                 marker::owner(&m.state.value),

@@ -65,7 +65,8 @@ pub async fn marked<P: Provider + Clone>(
         if !ident.is_tagged() {
             continue;
         }
-        let skip = |id: &str| taken(swept, type_name, id);
+        let sharing = ident.listed_with();
+        let skip = |id: &str| sharing.iter().any(|t| taken(swept, t, id));
         for m in lane.listed_objects(&ident, &skip).await? {
             let Owner::Estate { address, .. } = marker::owner(&m.state.value) else {
                 continue;
