@@ -534,13 +534,7 @@ impl<P: Provider + Clone> Lane<P> {
         ident: &Identity,
         config: &Value,
     ) -> Result<Option<String>, ProviderError> {
-        let joined = ident.joined(config);
-        let get = |a: &str| {
-            joined
-                .get(a)
-                .cloned()
-                .or_else(|| config.get(a).and_then(catalogue::attr_text))
-        };
+        let get = ident.text_of(config);
         self.id_from(ident, &get).await
     }
 

@@ -86,6 +86,8 @@ pub struct Client {
     region: String,
     /// Endpoints by service, from the configuration's `endpoints` block.
     endpoints: BTreeMap<String, String>,
+    /// One connection pool for every page of every listing.
+    agent: ureq::Agent,
 }
 
 /// A configuration attribute's string, when set.
@@ -138,6 +140,11 @@ impl Client {
             credentials,
             region,
             endpoints,
+            agent: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(std::time::Duration::from_secs(60)))
+                .build()
+                .into(),
         })
     }
 
@@ -211,12 +218,7 @@ impl Client {
                 body: body.as_bytes(),
             },
         );
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(std::time::Duration::from_secs(60)))
-            .build()
-            .into();
-        let mut request = agent.post(url).header("content-type", FORM);
+        let mut request = self.agent.post(url).header("content-type", FORM);
         for (name, value) in &headers {
             request = request.header(name.as_str(), value.as_str());
         }

@@ -437,15 +437,9 @@ impl Identity {
     /// read left it): the `id` template over its attributes where they
     /// answer it, else its `id`.
     pub fn import_id(&self, state: &crate::value::Value) -> Option<String> {
-        let joined = self.joined(state);
-        let text = |a: &str| {
-            joined
-                .get(a)
-                .cloned()
-                .or_else(|| state.get(a).and_then(attr_text))
-        };
+        let text = self.text_of(state);
         if let Source::Template(t) = self.source() {
-            if let Some(id) = t.fill(|f| self.field(f, text)) {
+            if let Some(id) = t.fill(|f| self.field(f, &text)) {
                 return Some(id);
             }
         }
@@ -460,6 +454,18 @@ impl Identity {
             .iter()
             .filter_map(|(name, j)| Some((name.clone(), j.fill(v)?)))
             .collect()
+    }
+
+    /// A placeholder's text over an object's (or a configuration's)
+    /// attributes: a joined placeholder, else the attribute's own text.
+    pub fn text_of<'v>(&self, v: &'v crate::value::Value) -> impl Fn(&str) -> Option<String> + 'v {
+        let joined = self.joined(v);
+        move |a: &str| {
+            joined
+                .get(a)
+                .cloned()
+                .or_else(|| v.get(a).and_then(attr_text))
+        }
     }
 
     /// Placeholder values read out of an ARN listed for this type; `None`

@@ -77,11 +77,9 @@ pub async fn marked<P: Provider + Clone>(
                 .as_deref()
                 .and_then(|a| a.parse::<crate::addr::ResourceInstanceAddr>().ok())
                 .is_some_and(|a| a.type_name != *type_name);
+            // Its ID the listing's skip already held against `swept`.
             let arn = m.state.value.get("arn").and_then(Value::as_str);
-            if other_type
-                || taken(swept, type_name, &m.id)
-                || arn.is_some_and(|a| taken(swept, type_name, a))
-            {
+            if other_type || arn.is_some_and(|a| taken(swept, type_name, a)) {
                 continue;
             }
             swept.hold(type_name, &m.id, &m.state.value);
