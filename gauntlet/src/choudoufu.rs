@@ -508,6 +508,7 @@ impl EngineRoot {
             .env("CHOUDOUFU_CACHE_DIR", &self.cache)
             .env("AWS_CONFIG_FILE", "/dev/null")
             .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+            .envs(crate::machine::registry_tokens())
             .envs(env.iter().copied());
         cmd
     }

@@ -243,6 +243,9 @@ pub struct Estate {
     /// The root's local modules, when its module calls reach folders
     /// outside its own.
     pub modules: Option<ModuleTree>,
+    /// The sources of the remote modules the root and its local modules
+    /// call, which `init` installs in each working copy as in a new clone.
+    pub remote_sources: Vec<String>,
     /// Files the gauntlet writes into each working copy of the root, by
     /// name: the provider settings and the input variables.
     pub extra_files: Vec<(String, String)>,
@@ -256,6 +259,8 @@ pub struct ModuleTree {
     pub top: PathBuf,
     /// The root, relative to `top`.
     pub root: PathBuf,
+    /// How many local module folders the root's calls reach.
+    pub count: usize,
 }
 
 /// The names of the estates under `dir`, sorted.
@@ -450,6 +455,7 @@ impl Estate {
             files: root_files,
             resource_types,
             region,
+            remote_sources,
             ..
         } = root;
         let bad = |message: String| EstateError::Malformed {
@@ -587,6 +593,7 @@ impl Estate {
                 message: "the root needs a provider \"aws\" block with region set to a literal string; the witness reads the same region".into(),
             })?,
             modules,
+            remote_sources,
             extra_files: vec![(
                 "gauntlet_override.tf".into(),
                 crate::substrate::provider_override(None),
@@ -686,14 +693,11 @@ impl Estate {
         Ok(Estate {
             name: name.to_owned(),
             dir: dir.to_owned(),
-            description: format!(
-                "The terraform root in {}, run through the stages it needs no manifest for: {} resource types declared{}.",
-                dir.display(),
+            description: root_description(
+                dir,
                 root.resource_types.len(),
-                match root.module_dirs.len() {
-                    0 => String::new(),
-                    n => format!(" by it and the {n} local modules it calls"),
-                }
+                root.module_dirs.len(),
+                root.remote_sources.len(),
             ),
             set: "root".into(),
             lane: "aws".into(),
@@ -705,8 +709,102 @@ impl Estate {
             resource_types: root.resource_types,
             region,
             modules,
+            remote_sources: root.remote_sources,
             extra_files,
         })
+    }
+
+    /// Take in the remote modules `init` installed in the working copy
+    /// `dir` (its `.terraform/modules/modules.json`): the resource types
+    /// they declare join the root's, so the witness reads their objects
+    /// too. A module of another provider stops the run as the root's own
+    /// would.
+    pub fn installed(&mut self, dir: &Path) -> Result<(), EstateError> {
+        if self.remote_sources.is_empty() {
+            return Ok(());
+        }
+        let path = dir.join(".terraform/modules/modules.json");
+        let manifest: serde_json::Value =
+            serde_json::from_str(&read(&path)?).map_err(|e| EstateError::Malformed {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+        let mut found = Root {
+            files: Vec::new(),
+            resource_types: Vec::new(),
+            region: None,
+            provider_block: false,
+            other_providers: Vec::new(),
+            module_dirs: Vec::new(),
+            remote_sources: Vec::new(),
+        };
+        let installed = manifest["Modules"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["Dir"].as_str())
+            .filter(|d| d.starts_with(".terraform/modules/"));
+        for d in installed {
+            for f in tf_files(&dir.join(d))?
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "tf"))
+            {
+                if let Ok(body) = hcl::parse(&read(f)?) {
+                    scan_body(&body, false, &mut found);
+                }
+            }
+        }
+        if !found.other_providers.is_empty() {
+            found.other_providers.sort();
+            found.other_providers.dedup();
+            return Err(EstateError::OtherProviders {
+                path,
+                providers: found.other_providers.join(", "),
+            });
+        }
+        self.resource_types.extend(found.resource_types);
+        self.resource_types.sort();
+        self.resource_types.dedup();
+        self.description = root_description(
+            &self.dir,
+            self.resource_types.len(),
+            self.modules.as_ref().map_or(0, |m| m.count),
+            self.remote_sources.len(),
+        );
+        Ok(())
+    }
+}
+
+/// What a root run's page says of the root it ran.
+fn root_description(dir: &Path, types: usize, local: usize, remote: usize) -> String {
+    format!(
+        "The terraform root in {}, run through the stages it needs no manifest for: {types} resource types declared{}.",
+        dir.display(),
+        calls(local, remote)
+    )
+}
+
+/// How a root run's page describes the modules a root calls.
+fn calls(local: usize, remote: usize) -> String {
+    let plural = |n: usize, one: &str| {
+        if n == 1 {
+            format!("the {one} module")
+        } else {
+            format!("the {n} {one} modules")
+        }
+    };
+    match (local, remote) {
+        (0, 0) => String::new(),
+        (l, 0) => format!(" by it and {} it calls", plural(l, "local")),
+        (0, r) => format!(
+            " by it and {} it calls, installed by init in each working copy",
+            plural(r, "remote")
+        ),
+        (l, r) => format!(
+            " by it, {} and {} it calls, installed by init in each working copy",
+            plural(l, "local"),
+            plural(r, "remote")
+        ),
     }
 }
 
@@ -756,7 +854,11 @@ fn module_tree(dir: &Path, root: &Root) -> Result<Option<ModuleTree>, EstateErro
         }
     }
     let rel = here.strip_prefix(&top).unwrap_or(Path::new("")).to_owned();
-    Ok(Some(ModuleTree { top, root: rel }))
+    Ok(Some(ModuleTree {
+        top,
+        root: rel,
+        count: root.module_dirs.len(),
+    }))
 }
 
 fn read(path: &Path) -> Result<String, EstateError> {
@@ -780,6 +882,9 @@ struct Root {
     other_providers: Vec<String>,
     /// The folders of the local modules called, canonical.
     module_dirs: Vec<PathBuf>,
+    /// The sources of the remote modules called (registry, git, archive),
+    /// as written, sorted.
+    remote_sources: Vec<String>,
 }
 
 /// The `.tf` and `.tf.json` files of a folder, sorted.
@@ -818,6 +923,7 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
         provider_block: false,
         other_providers: Vec::new(),
         module_dirs: Vec::new(),
+        remote_sources: Vec::new(),
     };
     let mut seen = vec![dir.canonicalize().map_err(|source| EstateError::Io {
         path: dir.to_owned(),
@@ -842,6 +948,7 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
                     continue;
                 };
                 if !(src.starts_with("./") || src.starts_with("../")) {
+                    root.remote_sources.push(src.clone());
                     continue;
                 }
                 let Ok(d) = folder.join(src).canonicalize() else {
@@ -855,7 +962,11 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
             }
         }
     }
-    for v in [&mut root.resource_types, &mut root.other_providers] {
+    for v in [
+        &mut root.resource_types,
+        &mut root.other_providers,
+        &mut root.remote_sources,
+    ] {
         v.sort();
         v.dedup();
     }

@@ -41,6 +41,8 @@ pub enum MachineError {
         venv: PathBuf,
         output: String,
     },
+    #[error("cannot read the CLI config {path} for its module registries: {reason}")]
+    CliConfig { path: PathBuf, reason: String },
     #[error(transparent)]
     Process(#[from] process::ProcessError),
     #[error("{path}: {source}")]
@@ -211,13 +213,65 @@ pub fn find_provider(
     })
 }
 
-/// Write a CLI config that installs the aws provider from `mirror` only.
-pub fn write_cli_config(path: &Path, mirror: &ProviderMirror) -> Result<(), MachineError> {
-    let text = format!(
+/// Write a CLI config that installs the aws provider from `mirror` only,
+/// and reaches module registries as the user's own CLI config does: its
+/// `host` and `credentials` blocks, when `user` holds one, copied in.
+pub fn write_cli_config(
+    path: &Path,
+    mirror: &ProviderMirror,
+    user: Option<&Path>,
+) -> Result<(), MachineError> {
+    let mut text = format!(
         "# Written by the gauntlet for one run.\nprovider_installation {{\n  filesystem_mirror {{\n    path    = {}\n    include = [\"registry.terraform.io/hashicorp/aws\"]\n  }}\n}}\n",
         serde_json::Value::String(mirror.dir.display().to_string())
     );
+    if let Some(user) = user {
+        let blocks = registry_blocks(user)?;
+        if !blocks.is_empty() {
+            text.push_str(&format!(
+                "\n# The module registries of {}, as its user reaches them.\n{blocks}",
+                user.display()
+            ));
+        }
+    }
     fs::write(path, text).map_err(io(path))
+}
+
+/// The CLI config terraform would read for the user running the gauntlet:
+/// `TF_CLI_CONFIG_FILE`, else `~/.terraformrc`, when there is one.
+pub fn user_cli_config() -> Option<PathBuf> {
+    let named = std::env::var_os("TF_CLI_CONFIG_FILE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".terraformrc"));
+    named.or(home).filter(|p| p.is_file())
+}
+
+/// The module registries' tokens given as terraform takes them from the
+/// environment (`TF_TOKEN_<host>`), for both tools' commands, which
+/// otherwise see only what the gauntlet sets.
+pub fn registry_tokens() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os()
+        .filter(|(k, _)| k.to_string_lossy().starts_with("TF_TOKEN_"))
+        .collect()
+}
+
+/// The `host` and `credentials` blocks of the CLI config at `path`, as HCL:
+/// where a module registry answers, and the token it takes.
+fn registry_blocks(path: &Path) -> Result<String, MachineError> {
+    let text = fs::read_to_string(path).map_err(io(path))?;
+    let body = hcl::parse(&text).map_err(|e| MachineError::CliConfig {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let kept: hcl::Body = body
+        .into_blocks()
+        .filter(|b| matches!(b.identifier(), "host" | "credentials"))
+        .collect();
+    hcl::format::to_string(&kept).map_err(|e| MachineError::CliConfig {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 /// Everything a run needs from the machine.
@@ -358,6 +412,45 @@ impl Venv {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_reaches_the_users_module_registries_and_nothing_else_of_their_config() {
+        let d = tempfile::tempdir().unwrap();
+        let user = d.path().join("user.tfrc");
+        fs::write(
+            &user,
+            "plugin_cache_dir = \"/var/cache/tf\"\nprovider_installation {\n  direct {}\n}\nhost \"registry.corp.example\" {\n  services = {\n    \"modules.v1\" = \"http://127.0.0.1:9/v1/modules/\"\n  }\n}\ncredentials \"registry.corp.example\" {\n  token = \"t0k3n\"\n}\n",
+        )
+        .unwrap();
+        let mirror = ProviderMirror {
+            dir: d.path().join("mirror"),
+            binary: d.path().join("mirror/p"),
+        };
+        let out = d.path().join("terraform.rc");
+        write_cli_config(&out, &mirror, Some(&user)).unwrap();
+        let text = fs::read_to_string(&out).unwrap();
+        let body = hcl::parse(&text).unwrap();
+        let kinds: Vec<&str> = body.blocks().map(|b| b.identifier()).collect();
+        assert_eq!(
+            kinds,
+            ["provider_installation", "host", "credentials"],
+            "{text}"
+        );
+        assert!(text.contains("http://127.0.0.1:9/v1/modules/") && text.contains("t0k3n"));
+        assert!(!text.contains("plugin_cache_dir") && !text.contains("direct"));
+
+        // No user config: the mirror alone. A config terraform could not
+        // read: refused, naming it.
+        write_cli_config(&out, &mirror, None).unwrap();
+        let kinds = hcl::parse(&fs::read_to_string(&out).unwrap())
+            .unwrap()
+            .blocks()
+            .count();
+        assert_eq!(kinds, 1);
+        fs::write(&user, "host \"x\" {\n").unwrap();
+        let e = write_cli_config(&out, &mirror, Some(&user)).unwrap_err();
+        assert!(e.to_string().contains("user.tfrc"), "{e}");
+    }
 
     #[test]
     fn the_pins_file_parses() {

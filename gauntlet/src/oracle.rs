@@ -227,7 +227,8 @@ impl Oracle {
             .env("TF_INPUT", "0")
             .env("CHECKPOINT_DISABLE", "1")
             .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+            .envs(crate::machine::registry_tokens());
         cmd
     }
 

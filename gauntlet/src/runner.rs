@@ -330,7 +330,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     let pins = Pins::load(&opts.root.join("live/aws-lane.toml"))?;
     record.versions.terraform_pin = pins.oracle.terraform.clone();
     record.versions.aws_provider = pins.oracle.aws_provider.clone();
-    let estate = match &opts.from_root {
+    let mut estate = match &opts.from_root {
         Some((dir, args)) => Estate::from_root(dir, &opts.estate, args)?,
         None => Estate::load(&opts.estates_dir, &opts.estate)?,
     };
@@ -338,7 +338,6 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     record.description = estate.description.clone();
     record.set = estate.set.clone();
     record.lane = estate.lane.clone();
-    let kinds = stages::kinds(&estate);
     let Machine {
         terraform,
         mirror,
@@ -373,7 +372,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     }
     fs::create_dir_all(work).map_err(io(work))?;
     let cli_config = work.join("terraform.rc");
-    machine::write_cli_config(&cli_config, &mirror)?;
+    machine::write_cli_config(&cli_config, &mirror, machine::user_cli_config().as_deref())?;
 
     clock.set_stage("Substrate");
     let (e, o) = both_sides(|side| {
@@ -408,6 +407,11 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     });
     ie.map_err(interrupted_or)?;
     io_.map_err(interrupted_or)?;
+    // What the root's remote calls declare is known once init installed
+    // them.
+    estate.installed(&oracles[Side::Oracle as usize].dir)?;
+    record.description = estate.description.clone();
+    let kinds = stages::kinds(&estate);
 
     // The engine runs in the estate twin's working copy, beside the state
     // stock's cold deploy writes there, with the estate's live settings.

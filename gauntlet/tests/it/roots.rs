@@ -1,9 +1,13 @@
-//! Roots run without a manifest (`run --root`): a root of our own with a
-//! local module in a folder beside it, through every stage whose moves a
-//! root run derives; and the roots the aws lane cannot run, each stopped at
-//! once with a page saying why.
+//! Roots run without a manifest (`run --root`): a root of our own through
+//! every stage whose moves a root run derives, once calling its module from
+//! a git repository (installed by `init` in each working copy, as in a new
+//! clone) and once with the module in a local folder beside it under every
+//! toggle; and the roots the aws lane cannot run, each stopped at once with
+//! a page saying why.
 
-use std::path::PathBuf;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use gauntlet::estate::{Estate, RootArgs};
 use gauntlet::stage::{StageId, Toggle};
@@ -20,10 +24,60 @@ fn root(name: &str) -> PathBuf {
 /// is named by a manifest.
 const MANIFEST_ONLY: [&str; 1] = ["Two estates on one twin"];
 
+/// `git` with `args` in `dir`, as a fixed author.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=gauntlet",
+            "-c",
+            "user.email=gauntlet@example.com",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The vpc root copied under `at`, calling its module from a git
+/// repository made of the module's folder and tagged `v1.0.0`, by
+/// `git::file://…?ref=v1.0.0` as users call a module from their own
+/// repositories.
+fn vpc_calling_git(at: &Path) -> PathBuf {
+    let repo = at.join("web-sg");
+    fs::create_dir_all(&repo).unwrap();
+    fs::copy(root("modules/web-sg/main.tf"), repo.join("main.tf")).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "web-sg"]);
+    git(&repo, &["tag", "v1.0.0"]);
+    let dir = at.join("vpc");
+    fs::create_dir_all(&dir).unwrap();
+    for f in ["main.tf", "versions.tf"] {
+        let text = fs::read_to_string(root("vpc").join(f)).unwrap();
+        let called = text.replace(
+            "source = \"../modules/web-sg\"",
+            &format!("source = \"git::file://{}?ref=v1.0.0\"", repo.display()),
+        );
+        fs::write(dir.join(f), called).unwrap();
+    }
+    assert!(fs::read_to_string(dir.join("main.tf"))
+        .unwrap()
+        .contains("git::file://"));
+    dir
+}
+
 #[test]
-fn a_root_with_a_local_module_passes_every_stage_it_runs() {
+fn a_root_calling_its_module_from_git_passes_every_stage_it_runs() {
     let s = Scratch::new();
-    let dir = root("vpc").display().to_string();
+    let dir = vpc_calling_git(&s.dir.path().join("repos"))
+        .display()
+        .to_string();
     let out = finish(
         s.gauntlet(&["run", "--root", &dir, "--var", "prefix=gx"])
             .output()
@@ -42,6 +96,13 @@ fn a_root_with_a_local_module_passes_every_stage_it_runs() {
 
     let r = s.record("vpc");
     assert_eq!(r["set"], "root");
+    let description = r["description"].as_str().unwrap();
+    assert!(
+        description.contains(
+            "9 resource types declared by it and the remote module it calls, installed by init in each working copy"
+        ),
+        "{description}"
+    );
     for row in r["stages"].as_array().unwrap() {
         let title = row["title"].as_str().unwrap();
         let detail = row["detail"].as_str().unwrap();
