@@ -26,7 +26,7 @@ pub enum MachineError {
     NoTerraform { looked: String, pin: String },
     #[error("{path} did not answer `terraform version -json`: {reason}")]
     BadTerraform { path: PathBuf, reason: String },
-    #[error("the {provider} provider {version} for {platform} was not found in any filesystem mirror or plugin cache: {detail}\nPut it in one of them (the unpacked layout registry.terraform.io/hashicorp/aws/{version}/{platform}/), or set GAUNTLET_PROVIDER_MIRROR to a directory that holds it")]
+    #[error("the {provider} provider {version} for {platform} was not found in any filesystem mirror or plugin cache: {detail}\nPut it in one of them (`terraform providers mirror` writes one; the packed layout registry.terraform.io/hashicorp/aws/terraform-provider-aws_{version}_{platform}.zip or the unpacked registry.terraform.io/hashicorp/aws/{version}/{platform}/), or set GAUNTLET_PROVIDER_MIRROR to a directory that holds it")]
     NoProvider {
         provider: String,
         version: String,
@@ -174,7 +174,8 @@ fn which(name: &str) -> Option<PathBuf> {
 #[derive(Debug, Clone)]
 pub struct ProviderMirror {
     pub dir: PathBuf,
-    pub binary: PathBuf,
+    /// The pinned version's executable, or its archive in a packed mirror.
+    pub package: PathBuf,
 }
 
 /// Find `registry.terraform.io/hashicorp/aws` at `version` the way terraform
@@ -209,7 +210,7 @@ pub fn find_provider(
         .map_err(|e| not_found(e.to_string()))?;
     Ok(ProviderMirror {
         dir: found.place,
-        binary: found.executable,
+        package: found.path,
     })
 }
 
@@ -297,7 +298,7 @@ impl Machine {
             terraform.version,
             terraform.path.display(),
             pins.oracle.aws_provider,
-            mirror.binary.display()
+            mirror.package.display()
         ));
         let venv = Venv::provision(clock, venv, pins)?;
         Ok(Machine {
@@ -424,7 +425,7 @@ mod tests {
         .unwrap();
         let mirror = ProviderMirror {
             dir: d.path().join("mirror"),
-            binary: d.path().join("mirror/p"),
+            package: d.path().join("mirror/p"),
         };
         let out = d.path().join("terraform.rc");
         write_cli_config(&out, &mirror, Some(&user)).unwrap();

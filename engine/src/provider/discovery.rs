@@ -17,10 +17,12 @@
 //! Among places 2 and 3 the newest matching version wins (the earlier place
 //! on a tie), as terraform's installer picks the newest version any source
 //! offers. The CLI config is `TF_CLI_CONFIG_FILE`, else `~/.terraformrc`.
-//! Each place uses the unpacked layout
-//! `HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE*`; packed
-//! `.zip` mirrors and network installation are not supported, and an error
-//! says so by listing every place looked and what was there.
+//! A place holds packages in the unpacked layout
+//! (`HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE*`) or the
+//! packed one `terraform providers mirror` writes
+//! (`HOST/NAMESPACE/TYPE/terraform-provider-TYPE_VERSION_OS_ARCH.zip`);
+//! network installation is not supported. When nothing matches, the error
+//! lists every place looked and what was there.
 //!
 //! The engine's commands launch only what the lock file selects
 //! ([`super::locked`]); `Places` serves tools that look for a provider
@@ -463,6 +465,19 @@ struct Place {
     exclude: Vec<String>,
 }
 
+/// A provider package that [`Places::find`] chose: an executable in an
+/// unpacked package, or a packed archive `init` unpacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundPackage {
+    pub source: ProviderSource,
+    pub version: Version,
+    /// The executable, or the `.zip` archive when `packed`.
+    pub path: PathBuf,
+    pub packed: bool,
+    /// The place it was found in.
+    pub place: PathBuf,
+}
+
 /// A provider binary that discovery chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoundProvider {
@@ -561,9 +576,9 @@ impl Places {
         &self,
         source: &ProviderSource,
         constraint: &VersionConstraint,
-    ) -> Result<FoundProvider, DiscoveryError> {
+    ) -> Result<FoundPackage, DiscoveryError> {
         let mut looked = self.notes.clone();
-        let mut best: Option<FoundProvider> = None;
+        let mut best: Option<FoundPackage> = None;
         for place in &self.places {
             let (found, finding) = self.search(place, source, constraint);
             looked.push(Looked {
@@ -590,14 +605,14 @@ impl Places {
         })
     }
 
-    /// Searches one place; returns the newest match and a finding for the
-    /// error report.
+    /// Searches one place; returns the newest match (unpacked before
+    /// packed at one version) and a finding for the error report.
     fn search(
         &self,
         place: &Place,
         source: &ProviderSource,
         constraint: &VersionConstraint,
-    ) -> (Option<FoundProvider>, String) {
+    ) -> (Option<FoundPackage>, String) {
         if !place.dir.is_dir() {
             return (None, "no such directory".into());
         }
@@ -611,48 +626,54 @@ impl Places {
         let Ok(entries) = fs::read_dir(&package_dir) else {
             return (None, format!("no {source}"));
         };
-        let mut versions: Vec<(Version, PathBuf)> = Vec::new();
-        let mut packed = Vec::new();
+        // (version, packed, the executable or archive for this platform)
+        let mut versions: Vec<(Version, bool, Option<PathBuf>)> = Vec::new();
+        let archive_prefix = format!("terraform-provider-{}_", source.type_name);
+        let archive_suffix = format!("_{}.zip", self.target);
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".zip") {
-                packed.push(name);
+            if let Some(v) = name
+                .strip_prefix(&archive_prefix)
+                .and_then(|r| r.strip_suffix(".zip"))
+            {
+                // Another platform's archive names a version absent here.
+                let here = name.ends_with(&archive_suffix).then(|| entry.path());
+                let v = v.split('_').next().unwrap_or(v);
+                if let Ok(v) = v.parse::<Version>() {
+                    versions.push((v, true, here));
+                }
             } else if let Ok(v) = name.parse::<Version>() {
-                versions.push((v, entry.path()));
+                let executable = executable_in(&entry.path().join(&self.target), &source.type_name);
+                versions.push((v, false, executable));
             }
         }
-        versions.sort_by(|a, b| b.0.cmp(&a.0));
+        versions.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut present = Vec::new();
-        for (version, dir) in &versions {
-            let platform_dir = dir.join(&self.target);
-            let executable = executable_in(&platform_dir, &source.type_name);
-            present.push(match &executable {
-                Some(_) => version.to_string(),
-                None => format!("{version} (no {} executable)", self.target),
+        for (version, packed, path) in versions {
+            let layout = if packed { " (packed)" } else { "" };
+            present.push(match &path {
+                Some(_) => format!("{version}{layout}"),
+                None => format!("{version}{layout} (no {} package)", self.target),
             });
-            if let (Some(executable), true) = (executable, constraint.allows(version)) {
+            if let (Some(path), true) = (path, constraint.allows(&version)) {
                 return (
-                    Some(FoundProvider {
+                    Some(FoundPackage {
                         source: source.clone(),
                         version: version.clone(),
-                        executable,
+                        path,
+                        packed,
                         place: place.dir.clone(),
                     }),
-                    format!("found {version}"),
+                    format!("found {version}{layout}"),
                 );
             }
         }
-        let mut finding = if present.is_empty() {
+        present.dedup();
+        let finding = if present.is_empty() {
             format!("no versions of {source}")
         } else {
             format!("versions {} present, none matches", present.join(", "))
         };
-        if !packed.is_empty() {
-            finding.push_str(&format!(
-                "; packed archives ({}) are not supported",
-                packed.join(", ")
-            ));
-        }
         (None, finding)
     }
 }
@@ -1158,7 +1179,7 @@ mod tests {
 
         let found = places.find(&aws, &">= 5.0".parse().unwrap()).unwrap();
         assert_eq!(
-            (found.version.to_string(), &found.executable),
+            (found.version.to_string(), &found.path),
             ("5.100.0".into(), &newest)
         );
         let found = places.find(&aws, &"= 5.99.0".parse().unwrap()).unwrap();
@@ -1171,7 +1192,55 @@ mod tests {
             "linux_amd64",
         );
         let found = places.find(&aws, &">= 5.0".parse().unwrap()).unwrap();
-        assert_eq!(found.executable, installed);
+        assert_eq!(found.path, installed);
+    }
+
+    /// The packed layout `terraform providers mirror` writes: archives
+    /// beside the version folders, one per platform.
+    #[test]
+    fn finds_packed_archives_as_terraform_providers_mirror_writes_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        let mirror = t.join("mirror");
+        let aws: ProviderSource = "hashicorp/aws".parse().unwrap();
+        let dir = aws.package_dir(&mirror);
+        fs::create_dir_all(&dir).unwrap();
+        let here = current_target();
+        for name in [
+            format!("terraform-provider-aws_5.100.0_{here}.zip"),
+            "terraform-provider-aws_5.100.0_plan9_mips.zip".into(),
+            "terraform-provider-aws_6.0.0_plan9_mips.zip".into(),
+        ] {
+            fs::write(dir.join(name), "PK").unwrap();
+        }
+        let unpacked = package(&mirror, "hashicorp/aws", "5.99.0", &here);
+        let places = Places::mirrors([mirror.clone()]);
+
+        let found = places.find(&aws, &">= 5.0".parse().unwrap()).unwrap();
+        assert_eq!(found.version.to_string(), "5.100.0");
+        assert!(found.packed);
+        assert_eq!(
+            found.path,
+            dir.join(format!("terraform-provider-aws_5.100.0_{here}.zip"))
+        );
+        assert_eq!(found.place, mirror);
+
+        // An unpacked package wins over the archive of the same version.
+        let same = package(&mirror, "hashicorp/aws", "5.100.0", &here);
+        let found = places.find(&aws, &">= 5.0".parse().unwrap()).unwrap();
+        assert_eq!((found.path, found.packed), (same, false));
+        let found = places.find(&aws, &"= 5.99.0".parse().unwrap()).unwrap();
+        assert_eq!(found.path, unpacked);
+
+        // Another platform's archive is named, never taken.
+        let err = places
+            .find(&aws, &">= 6.0".parse().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("6.0.0 (packed) (no {here} package)")),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1240,7 +1309,7 @@ mod tests {
                 &VersionConstraint::default(),
             )
             .unwrap();
-        assert_eq!(found.executable, exe);
+        assert_eq!(found.path, exe);
         let err = places
             .find(
                 &"hashicorp/nope".parse().unwrap(),

@@ -1,6 +1,9 @@
 //! Whole runs of the reference estates: clean, and under each BREAK toggle.
 
+use std::path::{Path, PathBuf};
+
 use gauntlet::estate::Estate;
+use gauntlet::machine::Pins;
 use gauntlet::stage::{StageId, Toggle};
 
 use crate::{
@@ -456,15 +459,16 @@ pub(crate) fn broken_run(
     }
 }
 
-/// Run with one toggle on through its environment variable, stopping after
-/// its stage, and require the stage to fail on its assertion.
-fn broken(toggle: Toggle) {
+/// Run with one toggle on through its environment variable, `env` set
+/// beside it, stopping after its stage, and require the stage to fail on
+/// its assertion. Returns what the run printed.
+fn broken(toggle: Toggle, env: &[(&str, &Path)]) -> String {
     let s = Scratch::new();
     let mut args = vec!["run", ESTATE];
     let slug = toggle.stage().slug();
     args.extend(["--stop-after", &slug]);
     let mut cmd = s.gauntlet(&args);
-    cmd.env(toggle.env(), "1");
+    cmd.env(toggle.env(), "1").envs(env.iter().copied());
     let out = finish(cmd.output().unwrap());
     assert_nothing_left(&out.stderr, &s);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
@@ -487,6 +491,41 @@ fn broken(toggle: Toggle) {
         "{detail}"
     );
     assert!(detail.contains(&format!("{}=1", toggle.env())), "{detail}");
+    out.stderr
+}
+
+/// A filesystem mirror in the packed layout `terraform providers mirror`
+/// writes, under `dir`, holding the pinned aws provider found where the
+/// machine keeps it, zipped (stored, not compressed: the same bytes).
+fn packed_mirror(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let pins = Pins::load(&workspace().join("live/aws-lane.toml")).unwrap();
+    let version = &pins.oracle.aws_provider;
+    let found =
+        gauntlet::machine::find_provider(&workspace(), version, &pins.oracle.provider_mirrors)
+            .unwrap();
+    let binary = found.package;
+    assert!(
+        !binary.to_string_lossy().ends_with(".zip"),
+        "{}",
+        binary.display()
+    );
+    let place = dir.join("registry.terraform.io/hashicorp/aws");
+    std::fs::create_dir_all(&place).unwrap();
+    let archive = place.join(format!(
+        "terraform-provider-aws_{version}_{}.zip",
+        engine::provider::discovery::current_target()
+    ));
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&archive).unwrap());
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .large_file(true)
+        .unix_permissions(0o755);
+    zip.start_file(binary.file_name().unwrap().to_string_lossy(), options)
+        .unwrap();
+    zip.write_all(&std::fs::read(&binary).unwrap()).unwrap();
+    zip.finish().unwrap();
+    archive
 }
 
 // Cold deploy's toggles share one run stopped after it, but for the
@@ -494,9 +533,20 @@ fn broken(toggle: Toggle) {
 // state, and together they would agree again. It runs alone, and is the one
 // test that turns a toggle on through its environment variable.
 
+// It also proves a packed mirror serves a run: the machine check finds the
+// archive, and both tools' init unpack it.
 #[test]
 fn break_cold_inventory() {
-    broken(Toggle::ColdInventory);
+    let mirror = tempfile::tempdir().unwrap();
+    let archive = packed_mirror(mirror.path());
+    let said = broken(
+        Toggle::ColdInventory,
+        &[("GAUNTLET_PROVIDER_MIRROR", mirror.path())],
+    );
+    assert!(
+        said.contains(&format!("at {}", archive.display())),
+        "{said}"
+    );
 }
 
 #[test]
