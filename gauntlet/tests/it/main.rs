@@ -5,6 +5,7 @@
 mod awscli;
 mod bad_input;
 mod guards;
+mod nightly;
 mod roots;
 mod runs;
 mod site;

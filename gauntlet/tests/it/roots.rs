@@ -13,7 +13,7 @@ use gauntlet::estate::{Estate, RootArgs};
 use gauntlet::stage::{StageId, Toggle};
 
 use crate::bad_input::stopped;
-use crate::runs::broken_run;
+use crate::runs::{broken_args, broken_run, judge_broken};
 use crate::{assert_nothing_left, finish, moto_pids, stage, workspace, Scratch};
 
 fn root(name: &str) -> PathBuf {
@@ -273,9 +273,34 @@ fn root_run(toggles: &[Toggle], stop_after: Option<StageId>) {
     );
 }
 
+// Through the nightly workflow's own script, as its run and site steps
+// call it: the same run, the same red verdicts, and the site rendered from
+// the pages it wrote.
 #[test]
 fn break_root_cold_deploy() {
-    root_run(&ROOT_COLD, Some(StageId::ColdDeploy));
+    let s = Scratch::new();
+    let dir = root("vpc").display().to_string();
+    let stop = Some(StageId::ColdDeploy);
+    let mut args = broken_args(&["--root", &dir, "--var", "prefix=gx"], &ROOT_COLD, stop);
+    args.extend(["--work-dir".into(), s.work().display().to_string()]);
+    let script = |sub: &str| {
+        let mut cmd = Command::new(workspace().join("scripts/evidence.sh"));
+        cmd.arg(sub)
+            .env("GAUNTLET", env!("CARGO_BIN_EXE_gauntlet"))
+            .env("REPORTS", s.reports());
+        for t in Toggle::ALL {
+            cmd.env_remove(t.env());
+        }
+        cmd
+    };
+    let mut run = script("run");
+    run.args(&args);
+    judge_broken(&s, run, "vpc", &ROOT_COLD, stop);
+    let site = finish(script("site").output().unwrap());
+    assert_eq!(site.code, Some(0), "{}\n{}", site.stdout, site.stderr);
+    let index = fs::read_to_string(s.reports().join("index.html")).unwrap();
+    assert!(index.contains("vpc.html"), "{index}");
+    assert!(s.reports().join("vpc.html").is_file());
 }
 
 #[test]

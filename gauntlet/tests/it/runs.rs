@@ -408,6 +408,17 @@ pub(crate) fn broken_run(
     stop_after: Option<StageId>,
 ) {
     let s = Scratch::new();
+    let args = broken_args(run, toggles, stop_after);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    judge_broken(&s, s.gauntlet(&args), page, toggles, stop_after);
+}
+
+/// `run` with `--stop-after` and a `--break` for each of `toggles`.
+pub(crate) fn broken_args(
+    run: &[&str],
+    toggles: &[Toggle],
+    stop_after: Option<StageId>,
+) -> Vec<String> {
     let mut args: Vec<String> = run.iter().map(|a| (*a).to_owned()).collect();
     if let Some(st) = stop_after {
         args.extend(["--stop-after".to_owned(), st.slug()]);
@@ -415,9 +426,20 @@ pub(crate) fn broken_run(
     for t in toggles {
         args.extend(["--break".to_owned(), t.name().to_owned()]);
     }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = finish(s.gauntlet(&args).output().unwrap());
-    assert_nothing_left(&out.stderr, &s);
+    args
+}
+
+/// Run `cmd`, a broken run writing its pages into `s`, and judge it as
+/// [`broken_run`] describes.
+pub(crate) fn judge_broken(
+    s: &Scratch,
+    mut cmd: std::process::Command,
+    page: &str,
+    toggles: &[Toggle],
+    stop_after: Option<StageId>,
+) {
+    let out = finish(cmd.output().unwrap());
+    assert_nothing_left(&out.stderr, s);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
     let r = s.record(page);
     let broken: Vec<StageId> = toggles.iter().map(|t| t.stage()).collect();
