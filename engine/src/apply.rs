@@ -9,6 +9,7 @@
 
 use crate::addr::{call_names, Mode, ModuleStep, ResourceInstanceAddr};
 use crate::bind::marker;
+use crate::bind::readback::Readback;
 use crate::config::Resource;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::eval::body::decode;
@@ -135,6 +136,7 @@ pub async fn apply<L: Launcher>(
         interrupted,
         kill_after: std::env::var(SIGTERM_AFTER).ok(),
         deferred: RefCell::default(),
+        readback: Readback::new(),
     };
     let root = &req.tree.module.dir;
     let mut walk = Walk {
@@ -203,6 +205,8 @@ struct Shared<'a, 'r> {
     /// The old objects of create_before_destroy replacements, destroyed
     /// once everything that depends on them has changed.
     deferred: RefCell<Vec<(ResourceInstanceAddr, Deposed)>>,
+    /// What each type's read cannot return, learned as objects commit.
+    readback: Readback,
 }
 
 impl Shared<'_, '_> {
@@ -831,17 +835,47 @@ async fn create_or_update<P: Provider + Clone>(
         ));
         shared.done.borrow_mut().changed += 1;
     }
-    record(shared.store, step, &state, deposed).await?;
+    // The record first, with what the type's read is known to lose, the
+    // instant the change commits; then, while the object shows arguments
+    // not yet tried, one import and read teaches the rest, and the record
+    // is written again if it must keep more.
+    let (ty, block) = (&step.type_name, &step.schema.block);
+    let known = shared.readback.lost(ty, block, &state.value);
+    let mut r = record(shared.store, step, &state, deposed, &known).await?;
     shared.committed(addr);
+    if let (true, Some(id)) = (
+        shared.readback.untried(ty, block, &state.value),
+        r.id.clone(),
+    ) {
+        match shared
+            .readback
+            .learn(&mut provider, ty, &id, block, &state.value)
+            .await
+        {
+            Ok(lost) if lost != known => {
+                r.keep(lost.iter().map(String::as_str), &state.value);
+                put(shared.store, step, &r).await?;
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(
+                address = %addr,
+                error = %e,
+                "reading the object back to learn what its read loses failed"
+            ),
+        }
+    }
     Ok(state.value)
 }
 
+/// Writes the record of a committed object, keeping the values of `lost`,
+/// the arguments its type's read cannot return.
 async fn record(
     store: &RecordStore,
     step: &Step,
     state: &ResourceState,
     deposed: &[Deposed],
-) -> Result<(), Diagnostics> {
+    lost: &[String],
+) -> Result<Record, Diagnostics> {
     let mut r = Record::for_object(
         step.addr.to_string(),
         &step.identity,
@@ -849,8 +883,14 @@ async fn record(
         &step.schema.block,
         state,
     );
+    r.keep(lost.iter().map(String::as_str), &state.value);
     r.deposed = deposed.to_vec();
-    store.put(&r).await.map_err(|e| {
+    put(store, step, &r).await?;
+    Ok(r)
+}
+
+async fn put(store: &RecordStore, step: &Step, r: &Record) -> Result<(), Diagnostics> {
+    store.put(r).await.map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(
                 "Failed to write record",

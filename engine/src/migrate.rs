@@ -10,6 +10,7 @@ use crate::addr::ResourceInstanceAddr;
 use crate::bind::aws;
 use crate::bind::catalogue::Family;
 use crate::bind::marker::{self, Owner};
+use crate::bind::readback::Readback;
 use crate::config::ProviderRef;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::provider::proposed::proposed_new;
@@ -206,8 +207,9 @@ pub async fn migrate<L: Launcher>(
         sessions.get(p).await?;
     }
     let mut counts = Counts::default();
+    let readback = Readback::new();
     for inst in &instances {
-        let outcome = migrate_one(inst, estate, sessions, store).await;
+        let outcome = migrate_one(inst, estate, sessions, store, &readback).await;
         counts.add(&outcome);
         progress(Progress {
             addr: inst.addr.clone(),
@@ -232,6 +234,7 @@ async fn migrate_one<L: Launcher>(
     estate: &str,
     sessions: &mut Sessions<L>,
     store: &RecordStore,
+    readback: &Readback,
 ) -> Outcome {
     let type_name = inst.addr.type_name.as_str();
     let Some(schema) = sessions.resource_schema(&inst.provider.name, type_name) else {
@@ -305,10 +308,27 @@ async fn migrate_one<L: Launcher>(
             }
         },
     };
-    let r = Record::for_object(address, &ident, &inst.provider, &schema.block, &live);
-    if r.id.is_none() {
+    let mut r = Record::for_object(address, &ident, &inst.provider, &schema.block, &live);
+    let Some(id) = r.id.clone() else {
         return Outcome::Failed("the object has no ID to find it again by".into());
-    }
+    };
+    // What the stock state holds and an import and read of the object do
+    // not return: kept in the record, as the state kept it.
+    let lost = if readback.untried(type_name, &schema.block, &live.value) {
+        match readback
+            .learn(provider, type_name, &id, &schema.block, &live.value)
+            .await
+        {
+            Ok(lost) => lost,
+            Err(e) => {
+                tracing::warn!(address = %r.address, error = %e, "reading the object back to learn what its read loses failed");
+                readback.lost(type_name, &schema.block, &live.value)
+            }
+        }
+    } else {
+        readback.lost(type_name, &schema.block, &live.value)
+    };
+    r.keep(lost.iter().map(String::as_str), &live.value);
     if let Err(e) = store.put(&r).await {
         return Outcome::Failed(e.to_string());
     }

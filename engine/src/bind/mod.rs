@@ -9,7 +9,9 @@
 //!   beside it), and [`aws_api`] its direct reads of the aws API, for the
 //!   listings the provider has no data source for;
 //! - [`locate`] finds a declared instance's object, [`sweep`] the objects
-//!   no instance bound.
+//!   no instance bound;
+//! - [`readback`] learns which arguments a type's read cannot return, so
+//!   records keep them.
 //!
 //! Not here: deciding what to change (the planner), changing anything
 //! (apply). Binding only reads.
@@ -19,6 +21,7 @@ pub mod aws_api;
 pub mod catalogue;
 pub mod locate;
 pub mod marker;
+pub mod readback;
 pub mod sweep;
 
 use crate::provider::{Provider, ProviderError, ResourceState};

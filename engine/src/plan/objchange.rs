@@ -107,10 +107,12 @@ fn ignore_path(e: &Expression) -> Option<Vec<String>> {
     }
 }
 
-/// Fills in the arguments the provider cannot read back. The live system
-/// cannot disagree with them, so they take the configured value, else the
-/// recorded one; one left null takes the provider's planned default later.
-/// A `timeouts` block is one of them for every type.
+/// Fills in the arguments the provider cannot read back, as terraform's
+/// state holds them: the value the record kept from the last apply, so a
+/// changed configuration plans its update as stock does; with no record,
+/// the configured value, since the live system cannot disagree with it.
+/// One left null takes the provider's planned default later. A `timeouts`
+/// block is one of them for every type.
 pub fn patch_config_only(
     live: &mut Value,
     config: &Value,
@@ -130,7 +132,7 @@ pub fn patch_config_only(
             .and_then(|r| r.config_only.get(*name))
             .zip(schema.block.attributes.get(*name))
             .and_then(|(j, a)| record::from_json(j, &a.ty));
-        if let Some(v) = configured.or(recorded) {
+        if let Some(v) = recorded.or(configured) {
             attrs.insert(name.to_string(), v);
         }
     }

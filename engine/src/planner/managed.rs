@@ -178,7 +178,8 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
         }
         let prior = match found {
             Some((id, mut state)) => {
-                let config_only = block.ident.config_only();
+                let listed = block.ident.config_only();
+                let config_only = Record::config_only_with(input.record.as_ref(), &listed);
                 patch_config_only(
                     &mut state.value,
                     &input.config,
@@ -481,10 +482,11 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                 planned.planned_state =
                     ignore_changes(res, planned.planned_state, Some(&state.value));
                 let mut live = state.value.clone();
+                let listed = block.ident.config_only();
                 default_config_only(
                     &mut live,
                     &planned.planned_state,
-                    &block.ident.config_only(),
+                    &Record::config_only_with(input.record.as_ref(), &listed),
                 );
                 let replace_paths =
                     forcing(&live, &planned.planned_state, &planned.requires_replace);

@@ -124,18 +124,31 @@ impl Record {
             id,
             ..Record::default()
         };
-        for name in config_only {
-            if let Some(j) = state
-                .value
-                .get(name)
-                .filter(|v| !v.is_null())
-                .and_then(to_json)
-            {
-                r.config_only.insert(name.to_string(), j);
-            }
-        }
+        r.keep(config_only.iter().copied(), &state.value);
         r.set_private(&state.private);
         r
+    }
+
+    /// Keeps the values `value` holds (non-null) of the arguments `names`,
+    /// which the provider cannot read back.
+    pub fn keep<'n>(&mut self, names: impl IntoIterator<Item = &'n str>, value: &Value) {
+        for name in names {
+            if let Some(j) = value.get(name).filter(|v| !v.is_null()).and_then(to_json) {
+                self.config_only.insert(name.to_string(), j);
+            }
+        }
+    }
+
+    /// The arguments this record keeps because the provider cannot read
+    /// them back, beside those `listed` (the catalogue's) names.
+    pub fn config_only_with<'a>(record: Option<&'a Record>, listed: &[&'a str]) -> Vec<&'a str> {
+        let mut names = listed.to_vec();
+        for k in record.into_iter().flat_map(|r| r.config_only.keys()) {
+            if !names.contains(&k.as_str()) {
+                names.push(k);
+            }
+        }
+        names
     }
 
     /// The record of an instance's live object: its import ID, what of it

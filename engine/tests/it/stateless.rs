@@ -1153,3 +1153,73 @@ import {{
     let replan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
 }
+
+/// A Lambda function's package as a zip holding `index.py` returning `n`.
+fn lambda_package(path: &Path, n: u32) {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    zip.start_file("index.py", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    write!(zip, "def handler(event, context):\n    return {n}\n").unwrap();
+    zip.finish().unwrap();
+}
+
+/// `source_code_hash` is never read back from the API, and no catalogue
+/// entry names it: what the engine keeps of it, it learns by reading the
+/// function back after its apply. The next plan is empty, a new package
+/// plans its update as stock plans it, and that apply's plan is empty too.
+#[test]
+fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    let dir = e.dir.path();
+    lambda_package(&dir.join("fn.zip"), 1);
+    std::fs::write(
+        dir.join("main.tf"),
+        format!(
+            r#"{provider}
+resource "aws_iam_role" "fn" {{
+  name = "it-learned"
+  assume_role_policy = jsonencode({{
+    Version   = "2012-10-17"
+    Statement = [{{ Effect = "Allow", Action = "sts:AssumeRole", Principal = {{ Service = "lambda.amazonaws.com" }} }}]
+  }})
+}}
+
+resource "aws_lambda_function" "fn" {{
+  function_name    = "it-learned"
+  role             = aws_iam_role.fn.arn
+  handler          = "index.handler"
+  runtime          = "python3.12"
+  filename         = "${{path.module}}/fn.zip"
+  source_code_hash = filebase64sha256("${{path.module}}/fn.zip")
+}}
+"#,
+            provider = aws_provider(&moto.endpoint)
+        ),
+    )
+    .unwrap();
+    write_live(dir, ESTATE);
+    let listed = engine::bind::aws::identity(true, "aws_lambda_function", None).config_only();
+    assert!(!listed.contains(&"source_code_hash"), "{listed:?}");
+    e.init();
+
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+
+    lambda_package(&dir.join("fn.zip"), 2);
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
+    let shown = flat(&text(&plan));
+    assert!(
+        shown.contains("~ source_code_hash = \"")
+            && shown.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{shown}"
+    );
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+}

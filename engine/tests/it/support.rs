@@ -76,6 +76,7 @@ pub fn aws_provider(endpoint: &str) -> String {
     let services = [
         "dynamodb",
         "iam",
+        "lambda",
         "resourcegroupstaggingapi",
         "s3",
         "sns",

@@ -1,0 +1,178 @@
+//! What a provider cannot read back, learned rather than listed.
+//!
+//! Terraform keeps an argument the API never returns (a Lambda function's
+//! `source_code_hash`, a password) in its state from the last apply. The
+//! engine finds objects by import and read, which returns such an argument
+//! null, so it must know which arguments those are and keep their values
+//! in the record. The catalogue names some by hand (`config_only`); the
+//! rest are learned here: after an object is applied (or migrated from a
+//! stock state), the arguments it holds are compared with what an import
+//! and read of it return, and every one set there and null here is lost.
+//!
+//! The learning is per type and remembered for the run, so each type costs
+//! one import and read while it shows arguments not yet tried: a type's read
+//! loses the same arguments for every object. Only arguments a
+//! configuration sets (required or optional), of primitive type, and not
+//! sensitive are tried: a secret stays out of the record unless the
+//! catalogue names it.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::provider::schema::Block;
+use crate::provider::{Provider, ProviderError};
+use crate::value::Value;
+
+/// Attributes never tried: the markers' home and the object's own ID are
+/// read back by every type.
+const ALWAYS_READ: [&str; 3] = ["id", "tags", "tags_all"];
+
+/// Per type, each attribute tried and whether the read lost it.
+#[derive(Debug, Default)]
+pub struct Readback {
+    tried: RefCell<BTreeMap<String, BTreeMap<String, bool>>>,
+}
+
+impl Readback {
+    pub fn new() -> Readback {
+        Readback::default()
+    }
+
+    /// The attributes `applied` sets that the read of `type_name` is known
+    /// to lose.
+    pub fn lost(&self, type_name: &str, block: &Block, applied: &Value) -> Vec<String> {
+        let tried = self.tried.borrow();
+        let Some(known) = tried.get(type_name) else {
+            return Vec::new();
+        };
+        candidates(block, applied)
+            .into_iter()
+            .filter(|n| known.get(n).copied().unwrap_or(false))
+            .collect()
+    }
+
+    /// Whether `applied` sets an attribute not yet tried for `type_name`.
+    pub fn untried(&self, type_name: &str, block: &Block, applied: &Value) -> bool {
+        let tried = self.tried.borrow();
+        let known = tried.get(type_name);
+        candidates(block, applied)
+            .iter()
+            .any(|n| !known.is_some_and(|k| k.contains_key(n)))
+    }
+
+    /// Import and read the object `id` names, and learn which of the
+    /// attributes `applied` sets the read returns null. Returns what
+    /// [`Readback::lost`] then says; an object the import cannot find
+    /// teaches nothing.
+    pub async fn learn<P: Provider>(
+        &self,
+        provider: &mut P,
+        type_name: &str,
+        id: &str,
+        block: &Block,
+        applied: &Value,
+    ) -> Result<Vec<String>, ProviderError> {
+        if let Some(read) = super::import_read(provider, type_name, id).await? {
+            let mut tried = self.tried.borrow_mut();
+            let known = tried.entry(type_name.to_string()).or_default();
+            for name in candidates(block, applied) {
+                let lost = read.value.get(&name).is_none_or(is_empty);
+                tracing::debug!(type_name, attribute = %name, lost, "read back");
+                known.insert(name, lost);
+            }
+        }
+        Ok(self.lost(type_name, block, applied))
+    }
+}
+
+/// Whether a read returned nothing for an attribute: null, or the zero
+/// value an SDK provider's read leaves in a field the API did not fill
+/// (`""`, `false`, `0`), where the applied object held something else.
+fn is_empty(v: &Value) -> bool {
+    use crate::value::Kind;
+    match &v.kind {
+        Kind::Null(_) => true,
+        Kind::String(s) => s.is_empty(),
+        Kind::Bool(b) => !b,
+        Kind::Number(n) => n.to_string_shortest() == "0",
+        _ => false,
+    }
+}
+
+/// The attributes of `applied` worth trying: set by configuration, of a
+/// primitive type, not sensitive, and known and not null.
+fn candidates(block: &Block, applied: &Value) -> Vec<String> {
+    block
+        .attributes
+        .iter()
+        .filter(|(name, a)| {
+            (a.required || a.optional)
+                && !a.sensitive
+                && a.ty.is_primitive()
+                && !ALWAYS_READ.contains(&name.as_str())
+                && applied
+                    .get(name)
+                    .is_some_and(|v| v.is_known() && !is_empty(v) && !v.has_sensitive())
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::schema::Attribute;
+    use crate::value::Type;
+
+    fn attr(ty: Type, optional: bool, sensitive: bool) -> Attribute {
+        serde_json::from_value(serde_json::json!({
+            "type": ty, "optional": optional, "computed": !optional, "sensitive": sensitive
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn only_arguments_a_configuration_sets_are_tried() {
+        let mut block = Block::default();
+        for (name, a) in [
+            ("source_code_hash", attr(Type::String, true, false)),
+            ("last_modified", attr(Type::String, false, false)),
+            ("password", attr(Type::String, true, true)),
+            ("tags", attr(Type::map(Type::String), true, false)),
+            ("layers", attr(Type::list(Type::String), true, false)),
+            ("publish", attr(Type::Bool, true, false)),
+            ("id", attr(Type::String, true, false)),
+        ] {
+            block.attributes.insert(name.into(), a);
+        }
+        let applied = Value::object(BTreeMap::from([
+            ("source_code_hash".into(), Value::string("abc")),
+            ("last_modified".into(), Value::string("now")),
+            ("password".into(), Value::string("s3cret")),
+            (
+                "tags".into(),
+                Value::map(
+                    Type::String,
+                    BTreeMap::from([("a".into(), Value::string("b"))]),
+                ),
+            ),
+            ("layers".into(), Value::list(Type::String, vec![])),
+            ("publish".into(), Value::null(Type::Bool)),
+            ("id".into(), Value::string("f")),
+        ]));
+        assert_eq!(candidates(&block, &applied), ["source_code_hash"]);
+
+        let rb = Readback::new();
+        assert!(rb.untried("aws_lambda_function", &block, &applied));
+        rb.tried.borrow_mut().insert(
+            "aws_lambda_function".into(),
+            BTreeMap::from([("source_code_hash".into(), true)]),
+        );
+        assert!(!rb.untried("aws_lambda_function", &block, &applied));
+        assert_eq!(
+            rb.lost("aws_lambda_function", &block, &applied),
+            ["source_code_hash"]
+        );
+        assert!(rb.lost("aws_s3_bucket", &block, &applied).is_empty());
+    }
+}
