@@ -30,9 +30,8 @@ pub const PLAN_FROM_NOTHING: &str = "plan-from-nothing.json";
 
 /// The commands that render every page from scratch, as the README gives
 /// them.
-pub const SITE_COMMANDS: &str = "cargo build -p engine --bin choudoufu\n\
-for m in estates/*/estate.toml; do cargo run -p gauntlet -- run \"$(basename \"$(dirname \"$m\")\")\" || red=1; done\n\
-cargo run -p gauntlet -- site --screens";
+pub const SITE_COMMANDS: &str = "for e in $(scripts/evidence.sh estates | tr -d '[]\"' | tr , ' '); do scripts/evidence.sh run \"$e\"; done\n\
+scripts/evidence.sh site --screens";
 
 /// What rendering the site needs besides the runs.
 const SITE_NEEDS: &str = "`--screens` needs headless Chromium (`CHROMIUM`, else `chromium` on PATH: Debian's `apt-get install -y chromium`).";
@@ -907,6 +906,17 @@ pub fn index_markdown(site: &Site) -> String {
 mod tests {
     use super::*;
     use crate::report::tests::record;
+
+    #[test]
+    fn the_site_commands_are_the_readmes() {
+        let readme = include_str!("../../README.md");
+        for line in SITE_COMMANDS.lines() {
+            assert!(
+                readme.lines().any(|l| l.starts_with(line)),
+                "README does not give {line:?}"
+            );
+        }
+    }
 
     fn reports_with(records: &[RunRecord]) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
