@@ -25,8 +25,16 @@ fn num(v: &Value) -> Number {
 pub(super) fn lookup(name: &str) -> Option<Func> {
     let str1 = |imp| Func::new(vec![s("str")], Type::String, imp);
     Some(match name {
-        "lower" => str1(|a| Ok(Value::string(st(&a[0]).to_lowercase()))),
-        "upper" => str1(|a| Ok(Value::string(st(&a[0]).to_uppercase()))),
+        "lower" => str1(|a| {
+            Ok(Value::string(
+                st(&a[0]).chars().map(go_lower).collect::<String>(),
+            ))
+        }),
+        "upper" => str1(|a| {
+            Ok(Value::string(
+                st(&a[0]).chars().map(go_upper).collect::<String>(),
+            ))
+        }),
         "title" => str1(|a| Ok(Value::string(title(st(&a[0]))))),
         "trimspace" => str1(|a| Ok(Value::string(st(&a[0]).trim()))),
         "chomp" => str1(|a| {
@@ -174,18 +182,73 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
     })
 }
 
+/// Go's `strings.Title`, as terraform's `title` is: a letter after a
+/// separator takes its title case. A separator is any ASCII character but a
+/// letter, digit or underscore, and beyond ASCII only white space (so
+/// `«élan»` keeps its `é`).
 fn title(t: &str) -> String {
-    let mut out = String::with_capacity(t.len());
-    let mut prev_letter = false;
-    for c in t.chars() {
-        if !prev_letter {
-            out.extend(c.to_uppercase());
-        } else {
-            out.push(c);
-        }
-        prev_letter = c.is_alphanumeric() || c == '_' || c == '\'';
+    let mut prev = ' ';
+    t.chars()
+        .map(|c| {
+            let out = if is_separator(prev) { go_title(c) } else { c };
+            prev = c;
+            out
+        })
+        .collect()
+}
+
+fn is_separator(c: char) -> bool {
+    if c.is_ascii() {
+        return !(c.is_ascii_alphanumeric() || c == '_');
     }
-    out
+    !(c.is_alphabetic() || c.is_numeric()) && c.is_whitespace()
+}
+
+/// Go's `unicode.ToUpper`: Unicode's simple mapping, one character to one
+/// (`ß` and `ﬁ` stay, where Rust's full mapping writes `SS` and `FI`).
+fn go_upper(c: char) -> char {
+    match c as u32 {
+        // The Greek letters with iota subscript take the capital with
+        // prosgegrammeni, where the full mapping writes two letters.
+        0x1F80..=0x1F87 | 0x1F90..=0x1F97 | 0x1FA0..=0x1FA7 => {
+            char::from_u32(c as u32 + 8).unwrap_or(c)
+        }
+        0x1FB3 => '\u{1FBC}',
+        0x1FC3 => '\u{1FCC}',
+        0x1FF3 => '\u{1FFC}',
+        _ => {
+            let mut u = c.to_uppercase();
+            match (u.next(), u.next()) {
+                (Some(one), None) => one,
+                _ => c,
+            }
+        }
+    }
+}
+
+/// Go's `unicode.ToLower`: the simple mapping (`İ` to `i`, with no
+/// combining dot).
+fn go_lower(c: char) -> char {
+    if c == '\u{130}' {
+        return 'i';
+    }
+    let mut l = c.to_lowercase();
+    match (l.next(), l.next()) {
+        (Some(one), None) => one,
+        _ => c,
+    }
+}
+
+/// Go's `unicode.ToTitle`: the upper case but for the four digraphs,
+/// whose title case is their own letter (`ǆ` to `ǅ`).
+fn go_title(c: char) -> char {
+    match c {
+        '\u{1C4}'..='\u{1C6}' => '\u{1C5}',
+        '\u{1C7}'..='\u{1C9}' => '\u{1C8}',
+        '\u{1CA}'..='\u{1CC}' => '\u{1CB}',
+        '\u{1F1}'..='\u{1F3}' => '\u{1F2}',
+        _ => go_upper(c),
+    }
 }
 
 fn compile(pattern: &str) -> Result<Regex, String> {
