@@ -729,15 +729,7 @@ impl Estate {
                 path: path.clone(),
                 message: e.to_string(),
             })?;
-        let mut found = Root {
-            files: Vec::new(),
-            resource_types: Vec::new(),
-            region: None,
-            provider_block: false,
-            other_providers: Vec::new(),
-            module_dirs: Vec::new(),
-            remote_sources: Vec::new(),
-        };
+        let mut found = Root::default();
         let installed = manifest["Modules"]
             .as_array()
             .into_iter()
@@ -745,23 +737,13 @@ impl Estate {
             .filter_map(|m| m["Dir"].as_str())
             .filter(|d| d.starts_with(".terraform/modules/"));
         for d in installed {
-            for f in tf_files(&dir.join(d))?
-                .iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "tf"))
-            {
-                if let Ok(body) = hcl::parse(&read(f)?) {
-                    scan_body(&body, false, &mut found);
-                }
+            for body in bodies(&dir.join(d))? {
+                scan_body(&body, false, &mut found);
             }
         }
-        if !found.other_providers.is_empty() {
-            found.other_providers.sort();
-            found.other_providers.dedup();
-            return Err(EstateError::OtherProviders {
-                path,
-                providers: found.other_providers.join(", "),
-            });
-        }
+        found.other_providers.sort();
+        found.other_providers.dedup();
+        refuse_other_providers(&found, &path)?;
         self.resource_types.extend(found.resource_types);
         self.resource_types.sort();
         self.resource_types.dedup();
@@ -872,6 +854,7 @@ fn read(path: &Path) -> Result<String, EstateError> {
 /// the root's files, the resource types they all declare, and the root's
 /// provider block and region. A configuration naming a provider other than
 /// aws is refused while it is read.
+#[derive(Default)]
 struct Root {
     files: Vec<PathBuf>,
     resource_types: Vec<String>,
@@ -918,12 +901,7 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
     }
     let mut root = Root {
         files,
-        resource_types: Vec::new(),
-        region: None,
-        provider_block: false,
-        other_providers: Vec::new(),
-        module_dirs: Vec::new(),
-        remote_sources: Vec::new(),
+        ..Root::default()
     };
     let mut seen = vec![dir.canonicalize().map_err(|source| EstateError::Io {
         path: dir.to_owned(),
@@ -931,16 +909,7 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
     })?];
     let mut queue = vec![(seen[0].clone(), true)];
     while let Some((folder, is_root)) = queue.pop() {
-        for f in tf_files(&folder)?
-            .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "tf"))
-        {
-            // A root terraform rejects is terraform's to report, with its
-            // own diagnostics; here an unparsable file only contributes
-            // nothing.
-            let Ok(body) = hcl::parse(&read(f)?) else {
-                continue;
-            };
+        for body in bodies(&folder)? {
             scan_body(&body, is_root, &mut root);
             for m in body.blocks().filter(|b| b.identifier() == "module") {
                 let source = m.body().attributes().find(|a| a.key() == "source");
@@ -970,14 +939,36 @@ fn scan_root(dir: &Path) -> Result<Root, EstateError> {
         v.sort();
         v.dedup();
     }
-    if !root.other_providers.is_empty() {
-        return Err(EstateError::OtherProviders {
-            path: dir.to_owned(),
-            providers: root.other_providers.join(", "),
-        });
-    }
+    refuse_other_providers(&root, dir)?;
     root.module_dirs.sort();
     Ok(root)
+}
+
+/// The `.tf` files of `folder`, parsed. A root terraform rejects is
+/// terraform's to report, with its own diagnostics; here an unparsable
+/// file only contributes nothing.
+fn bodies(folder: &Path) -> Result<Vec<hcl::Body>, EstateError> {
+    let mut out = Vec::new();
+    for f in tf_files(folder)?
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "tf"))
+    {
+        if let Ok(body) = hcl::parse(&read(f)?) {
+            out.push(body);
+        }
+    }
+    Ok(out)
+}
+
+/// Stops at a configuration naming a provider other than aws.
+fn refuse_other_providers(root: &Root, path: &Path) -> Result<(), EstateError> {
+    match root.other_providers.is_empty() {
+        true => Ok(()),
+        false => Err(EstateError::OtherProviders {
+            path: path.to_owned(),
+            providers: root.other_providers.join(", "),
+        }),
+    }
 }
 
 /// What one file's body adds to `root`: its resource types, the providers
@@ -1105,6 +1096,56 @@ fn check_live_block(path: &Path, name: &str, whence: &str) -> Result<(), EstateE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A root calling a git module: what init installed joins the root's
+    /// types and its page's words; a module of another provider stops it.
+    #[test]
+    fn a_remote_call_joins_the_root_once_init_installed_it() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        fs::write(
+            root.join("main.tf"),
+            "resource \"aws_sqs_queue\" \"q\" {}\nmodule \"web\" {\n  source = \"git::https://example.com/web.git?ref=v1\"\n}\n",
+        )
+        .unwrap();
+        let mut e = Estate::from_root(root, "r", &RootArgs::default()).unwrap();
+        assert_eq!(
+            e.remote_sources,
+            ["git::https://example.com/web.git?ref=v1"]
+        );
+        assert!(
+            e.description
+                .contains("1 resource types declared by it and the remote module it calls"),
+            "{}",
+            e.description
+        );
+        let web = root.join(".terraform/modules/web");
+        fs::create_dir_all(&web).unwrap();
+        fs::write(
+            root.join(".terraform/modules/modules.json"),
+            r#"{"Modules":[{"Key":"","Source":"","Dir":"."},{"Key":"web","Source":"git::https://example.com/web.git?ref=v1","Dir":".terraform/modules/web"}]}"#,
+        )
+        .unwrap();
+        fs::write(
+            web.join("main.tf"),
+            "resource \"aws_security_group\" \"this\" {}\nresource \"aws_sqs_queue\" \"q\" {}\n",
+        )
+        .unwrap();
+        e.installed(root).unwrap();
+        assert_eq!(e.resource_types, ["aws_security_group", "aws_sqs_queue"]);
+        assert!(
+            e.description.contains("2 resource types declared"),
+            "{}",
+            e.description
+        );
+
+        fs::write(web.join("random.tf"), "resource \"random_id\" \"x\" {}\n").unwrap();
+        let err = e.installed(root).unwrap_err().to_string();
+        assert!(
+            err.contains("random") && err.contains("modules.json"),
+            "{err}"
+        );
+    }
 
     const MANIFEST: &str = r#"
 description = "test estate"

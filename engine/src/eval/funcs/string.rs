@@ -201,7 +201,8 @@ fn is_separator(c: char) -> bool {
     if c.is_ascii() {
         return !(c.is_ascii_alphanumeric() || c == '_');
     }
-    !(c.is_alphabetic() || c.is_numeric()) && c.is_whitespace()
+    // A letter or digit never is white space.
+    c.is_whitespace()
 }
 
 /// Go's `unicode.ToUpper`: Unicode's simple mapping, one character to one
