@@ -9,13 +9,13 @@
 //! once, however many instances ask.
 
 use super::aws_api;
-use super::catalogue::{self, Identity, Listing, MarkerLookup, Source, Template, Under};
+use super::catalogue::{self, Identity, Listing, MarkerLookup, Source, Template, Under, UnderFrom};
 use super::import_read;
 use super::marker;
 use crate::provider::schema::Schema;
 use crate::provider::{Provider, ProviderError, ResourceState};
 use crate::record::Record;
-use crate::value::{Type, Value};
+use crate::value::{Kind, Type, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -416,33 +416,54 @@ impl<P: Provider + Clone> Lane<P> {
                 None => return Ok(None),
             };
         }
-        let Some(client) = self.api_client().await? else {
+        let Some(from) = under.from() else {
             return Ok(None);
         };
-        let key = format!("{} {args:?}", under.api);
+        let key = format!("{from} {args:?}");
         // One read per listing and arguments a plan.
         let cell = self.under.borrow_mut().entry(key).or_default().clone();
         let listed = cell
-            .get_or_init(|| async {
-                let (api, args) = (under.api.clone(), args.clone());
-                let answer = tokio::task::spawn_blocking(move || client.list(&api, &args)).await;
-                match answer {
-                    Ok(Ok(elements)) => elements,
-                    Ok(Err(e)) => {
-                        tracing::warn!(type_name = %ident.type_name, "{e}");
-                        Vec::new()
+            .get_or_try_init(|| async {
+                Ok::<_, ProviderError>(match from {
+                    UnderFrom::Api(api) => self.api_listing(ident, api, args).await?,
+                    UnderFrom::DataSource { name, list } => {
+                        let args = args.into_iter().map(|(k, v)| (k, Value::string(v)));
+                        let answer = self.read_data(name, args.collect()).await?;
+                        list_elements(answer.as_ref().and_then(|v| v.get(list)))
                     }
-                    Err(e) => {
-                        tracing::warn!(type_name = %ident.type_name, "listing {}: {e}", under.api);
-                        Vec::new()
-                    }
-                }
+                })
             })
-            .await;
+            .await?;
         Ok(listed
             .iter()
             .find(|e| want.iter().all(|(k, v)| e.get(k) == Some(v)))
             .and_then(|e| e.get(&under.result).cloned()))
+    }
+
+    /// An aws API listing's elements; none when the engine cannot read
+    /// the API directly, or the listing fails (said as a warning).
+    async fn api_listing(
+        &self,
+        ident: &Identity,
+        api: &str,
+        args: BTreeMap<String, String>,
+    ) -> Result<Vec<aws_api::Element>, ProviderError> {
+        let Some(client) = self.api_client().await? else {
+            return Ok(Vec::new());
+        };
+        let name = api.to_string();
+        let answer = tokio::task::spawn_blocking(move || client.list(&name, &args)).await;
+        Ok(match answer {
+            Ok(Ok(elements)) => elements,
+            Ok(Err(e)) => {
+                tracing::warn!(type_name = %ident.type_name, "{e}");
+                Vec::new()
+            }
+            Err(e) => {
+                tracing::warn!(type_name = %ident.type_name, "listing {api}: {e}");
+                Vec::new()
+            }
+        })
     }
 
     /// The client of the aws API this lane's configuration implies, made
@@ -666,6 +687,26 @@ impl<P: Provider + Clone> Lane<P> {
         }
         Ok(None)
     }
+}
+
+/// The elements of a list of objects in a data source's answer, each as
+/// its primitive fields' text.
+fn list_elements(list: Option<&Value>) -> Vec<aws_api::Element> {
+    let Some(elements) = list.and_then(Value::elements) else {
+        return Vec::new();
+    };
+    elements
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Kind::Object(fields) => Some(
+                fields
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), catalogue::attr_text(v)?)))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether the IDs an ARN gives a type are guesses, each to be confirmed by

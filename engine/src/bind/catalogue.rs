@@ -80,13 +80,14 @@ impl Template {
     }
 
     /// The template filled in; `None` when `get` cannot answer one of its
-    /// placeholders (not known yet, or not there).
+    /// placeholders (not known yet, not there, or empty: no import ID has
+    /// an empty part, as [`Template::read`] holds).
     pub fn fill(&self, mut get: impl FnMut(&str) -> Option<String>) -> Option<String> {
         let mut out = String::new();
         for p in &self.parts {
             match p {
                 Part::Literal(l) => out.push_str(l),
-                Part::Field(f) => out.push_str(&get(f)?),
+                Part::Field(f) => out.push_str(&get(f).filter(|v| !v.is_empty())?),
             }
         }
         Some(out)
@@ -190,19 +191,54 @@ pub struct MarkerLookup {
     pub args: BTreeMap<String, String>,
 }
 
-/// A listing under a part's parent that names the part: a listing of the
-/// aws API (`bind::aws_api`) with arguments from configuration, whose
-/// element matching the configuration gives the import ID.
+/// A listing under a part's parent that names the part, read with
+/// arguments from configuration: a listing of the aws API
+/// (`bind::aws_api`), or a list attribute of a data source's answer (a
+/// VPC's CIDR block associations). The element matching the
+/// configuration gives the import ID.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Under {
-    pub api: String,
+    /// The aws API listing, when the provider has no data source for it.
+    pub api: Option<String>,
+    /// Else the data source whose answer holds the list...
+    pub data_source: Option<String>,
+    /// ...in this attribute, a list of objects.
+    pub list: Option<String>,
     pub args: BTreeMap<String, Template>,
     /// The element's fields and the configuration they must equal.
     #[serde(rename = "match")]
     pub matches: BTreeMap<String, Template>,
     /// The element's field that is the import ID.
     pub result: String,
+}
+
+/// Where an [`Under`] listing is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnderFrom<'u> {
+    Api(&'u str),
+    DataSource { name: &'u str, list: &'u str },
+}
+
+impl Under {
+    /// Where the listing is read; `None` for an entry naming neither an
+    /// API listing nor a data source and its list, or both.
+    pub fn from(&self) -> Option<UnderFrom<'_>> {
+        match (&self.api, &self.data_source, &self.list) {
+            (Some(api), None, None) => Some(UnderFrom::Api(api)),
+            (None, Some(name), Some(list)) => Some(UnderFrom::DataSource { name, list }),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for UnderFrom<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnderFrom::Api(api) => f.write_str(api),
+            UnderFrom::DataSource { name, list } => write!(f, "data.{name}.{list}"),
+        }
+    }
 }
 
 /// A placeholder made of several attributes: the elements of each list
@@ -291,6 +327,11 @@ pub struct Entry {
     #[serde(default)]
     pub config_only: Vec<String>,
     pub absent_if: Option<AbsentIf>,
+    /// The provider's create adopts an object that always exists (a VPC's
+    /// default ACL): one with no marker that no record names is not the
+    /// estate's yet, and is planned as a create, as terraform plans it.
+    #[serde(default)]
+    pub adopts: bool,
     /// The round-trip root under `engine/tests/fixtures/catalogue/` whose
     /// live test proves the type.
     pub proven: Option<String>,
@@ -314,6 +355,14 @@ impl Catalogue {
             return Err(format!(
                 "[{}] comes after [{}]: entries are sorted and unique",
                 w[1], w[0]
+            ));
+        }
+        if let Some((name, _)) = entries
+            .iter()
+            .find(|(_, e)| e.under.as_ref().is_some_and(|u| u.from().is_none()))
+        {
+            return Err(format!(
+                "[{name}]: `under` names either `api`, or `data_source` and `list`"
             ));
         }
         Ok(Catalogue { entries })
@@ -496,7 +545,7 @@ impl Identity {
             Source::Generated => self.entry.under.as_ref().map(|u| {
                 format!(
                     "its parent's listing {} by {}",
-                    u.api,
+                    u.from().map(|f| f.to_string()).unwrap_or_default(),
                     u.matches.keys().cloned().collect::<Vec<_>>().join(" and ")
                 )
             }),
@@ -549,6 +598,15 @@ impl Identity {
             })
             .map(|(t, _)| t.to_string())
             .collect()
+    }
+
+    /// Whether an object configuration names is one the create of an
+    /// adopting type still has to adopt: it carries no marker, and no
+    /// record of this estate names it (`recorded`).
+    pub fn unadopted(&self, v: &crate::value::Value, recorded: bool) -> bool {
+        self.entry.adopts
+            && !recorded
+            && matches!(super::marker::owner(v), super::marker::Owner::Nobody)
     }
 
     /// Whether a read means "no object".
@@ -624,6 +682,12 @@ mod tests {
         });
         assert_eq!(got.as_deref(), Some("r/arn:aws:iam::1:policy/p"));
         assert_eq!(id.fill(|f| (f == "role").then(|| "r".into())), None);
+        // An empty value names nothing: `rtb-1_` is no route's ID.
+        let route = t("{route_table_id}_{destination}");
+        assert_eq!(
+            route.fill(|f| Some(if f == "destination" { "" } else { "rtb-1" }.into())),
+            None
+        );
         assert!(Template::parse("{unclosed").is_err());
         assert!(Template::parse("a}").is_err());
         assert!(Template::parse("{a b}").is_err());
@@ -696,6 +760,11 @@ mod tests {
         assert!(e.contains("[aws_a] comes after [aws_b]"), "{e}");
         let e = Catalogue::parse("[aws_a]\nidd = \"{x}\"\n").unwrap_err();
         assert!(e.contains("unknown field"), "{e}");
+        let e = Catalogue::parse(
+            "[aws_a]\nunder = { data_source = \"aws_b\", args = {}, match = {}, result = \"id\" }\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("[aws_a]: `under` names either"), "{e}");
     }
 
     #[test]
@@ -704,12 +773,13 @@ mod tests {
         assert!(cat.get("aws_s3_bucket").is_some());
         for (name, e) in cat.entries() {
             assert!(name.starts_with("aws_"), "{name}");
-            if let Some(u) = &e.under {
+            if let Some(UnderFrom::Api(api)) = e.under.as_ref().and_then(Under::from) {
                 assert!(
-                    crate::bind::aws_api::is_listing(&u.api),
-                    "{name}: no listing {}",
-                    u.api
+                    crate::bind::aws_api::is_listing(api),
+                    "{name}: no listing {api}"
                 );
+            }
+            if e.under.is_some() {
                 assert!(e.parent.is_some(), "{name}: a listing under what?");
             }
             if let Some(p) = &e.parent {

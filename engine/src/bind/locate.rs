@@ -78,7 +78,8 @@ pub async fn first_look<P: Provider + Clone>(
         (Via::Configuration, Some(r)) if r.object.is_some() => lane.reread(ident, r, &id).await?,
         _ => lane.read(&ident.type_name, &id).await?,
     };
-    let found = found.filter(|s| !ident.absent(&s.value));
+    let recorded = record.is_some_and(|r| r.id.as_deref() == Some(id.as_str()));
+    let found = found.filter(|s| !ident.absent(&s.value) && !ident.unadopted(&s.value, recorded));
     Ok((Some(id), via, found))
 }
 

@@ -95,5 +95,30 @@ pub fn is_not_found(e: &ProviderError) -> bool {
         ]
         .iter()
         .any(|p| text.contains(p))
+            || says_none_found(&text)
     })
+}
+
+/// Whether a message says "no <thing> found" ("No association found
+/// between route table ID … and target ID …").
+fn says_none_found(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .windows(3)
+        .any(|w| w[0] == "no" && w[2].trim_end_matches(['.', ',', ':']) == "found")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::says_none_found;
+
+    #[test]
+    fn a_message_saying_none_was_found_means_no_object() {
+        assert!(says_none_found(
+            "no association found between route table id rtb-1 and target id subnet-2"
+        ));
+        assert!(says_none_found("error: no route found."));
+        assert!(!says_none_found("no changes were found in 3 objects"));
+        assert!(!says_none_found("found no problem"));
+    }
 }

@@ -12,9 +12,12 @@
 //! The learning is per type and remembered for the run, so each type costs
 //! one import and read while it shows arguments not yet tried: a type's read
 //! loses the same arguments for every object. Only arguments a
-//! configuration sets (required or optional), of primitive type, and not
-//! sensitive are tried: a secret stays out of the record unless the
-//! catalogue names it.
+//! configuration may set (required or optional), of primitive type, and
+//! not sensitive are tried: a secret stays out of the record unless the
+//! catalogue names it. An argument the provider defaulted counts too (a
+//! default security group's `revoke_rules_on_delete`, `false` in state and
+//! null after an import): a plan that changes anything else of the object
+//! would otherwise show it set again.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -27,10 +30,23 @@ use crate::value::Value;
 /// read back by every type.
 const ALWAYS_READ: [&str; 3] = ["id", "tags", "tags_all"];
 
-/// Per type, each attribute tried and whether the read lost it.
+/// What one read taught of an attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Learned {
+    /// The read returns it empty where the object held it.
+    Lost,
+    /// The read returns what the object held.
+    Kept,
+    /// The object held its zero value (`""`, `false`, `0`) and the read
+    /// returned the same: lost or not, an object holding something else
+    /// will tell.
+    KeptZero,
+}
+
+/// Per type, each attribute tried and what the read taught of it.
 #[derive(Debug, Default)]
 pub struct Readback {
-    tried: RefCell<BTreeMap<String, BTreeMap<String, bool>>>,
+    tried: RefCell<BTreeMap<String, BTreeMap<String, Learned>>>,
 }
 
 impl Readback {
@@ -47,7 +63,7 @@ impl Readback {
         };
         candidates(block, applied)
             .into_iter()
-            .filter(|n| known.get(n).copied().unwrap_or(false))
+            .filter(|n| known.get(n) == Some(&Learned::Lost))
             .collect()
     }
 
@@ -57,11 +73,15 @@ impl Readback {
         let known = tried.get(type_name);
         candidates(block, applied)
             .iter()
-            .any(|n| !known.is_some_and(|k| k.contains_key(n)))
+            .any(|n| match known.and_then(|k| k.get(n)) {
+                None => true,
+                Some(Learned::KeptZero) => applied.get(n).is_some_and(|v| !is_empty(v)),
+                Some(_) => false,
+            })
     }
 
     /// Import and read the object `id` names, and learn which of the
-    /// attributes `applied` sets the read returns null. Returns what
+    /// attributes `applied` sets the read returns empty. Returns what
     /// [`Readback::lost`] then says; an object the import cannot find
     /// teaches nothing.
     pub async fn learn<P: Provider>(
@@ -76,18 +96,27 @@ impl Readback {
             let mut tried = self.tried.borrow_mut();
             let known = tried.entry(type_name.to_string()).or_default();
             for name in candidates(block, applied) {
-                let lost = read.value.get(&name).is_none_or(is_empty);
-                tracing::debug!(type_name, attribute = %name, lost, "read back");
-                known.insert(name, lost);
+                let held = applied.get(&name).is_some_and(|v| !is_empty(v));
+                let learned = match read.value.get(&name) {
+                    None => Learned::Lost,
+                    Some(r) if r.is_null() => Learned::Lost,
+                    Some(r) if is_empty(r) && held => Learned::Lost,
+                    Some(_) if held => Learned::Kept,
+                    Some(_) => Learned::KeptZero,
+                };
+                tracing::debug!(type_name, attribute = %name, ?learned, "read back");
+                let was = known.entry(name).or_insert(learned);
+                if *was == Learned::KeptZero {
+                    *was = learned;
+                }
             }
         }
         Ok(self.lost(type_name, block, applied))
     }
 }
 
-/// Whether a read returned nothing for an attribute: null, or the zero
-/// value an SDK provider's read leaves in a field the API did not fill
-/// (`""`, `false`, `0`), where the applied object held something else.
+/// Whether a value is empty: null, or the zero value an SDK provider's
+/// read leaves in a field the API did not fill (`""`, `false`, `0`).
 fn is_empty(v: &Value) -> bool {
     use crate::value::Kind;
     match &v.kind {
@@ -99,8 +128,8 @@ fn is_empty(v: &Value) -> bool {
     }
 }
 
-/// The attributes of `applied` worth trying: set by configuration, of a
-/// primitive type, not sensitive, and known and not null.
+/// The attributes of `applied` worth trying: an argument (required or
+/// optional), of a primitive type, not sensitive, and known and not null.
 fn candidates(block: &Block, applied: &Value) -> Vec<String> {
     block
         .attributes
@@ -112,7 +141,7 @@ fn candidates(block: &Block, applied: &Value) -> Vec<String> {
                 && !ALWAYS_READ.contains(&name.as_str())
                 && applied
                     .get(name)
-                    .is_some_and(|v| v.is_known() && !is_empty(v) && !v.has_sensitive())
+                    .is_some_and(|v| v.is_known() && !v.is_null() && !v.has_sensitive())
         })
         .map(|(name, _)| name.clone())
         .collect()
@@ -132,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn only_arguments_a_configuration_sets_are_tried() {
+    fn only_primitive_arguments_an_object_holds_are_tried() {
         let mut block = Block::default();
         for (name, a) in [
             ("source_code_hash", attr(Type::String, true, false)),
@@ -141,6 +170,7 @@ mod tests {
             ("tags", attr(Type::map(Type::String), true, false)),
             ("layers", attr(Type::list(Type::String), true, false)),
             ("publish", attr(Type::Bool, true, false)),
+            ("revoke_rules_on_delete", attr(Type::Bool, true, false)),
             ("id", attr(Type::String, true, false)),
         ] {
             block.attributes.insert(name.into(), a);
@@ -158,17 +188,31 @@ mod tests {
             ),
             ("layers".into(), Value::list(Type::String, vec![])),
             ("publish".into(), Value::null(Type::Bool)),
+            ("revoke_rules_on_delete".into(), Value::bool(false)),
             ("id".into(), Value::string("f")),
         ]));
-        assert_eq!(candidates(&block, &applied), ["source_code_hash"]);
+        assert_eq!(
+            candidates(&block, &applied),
+            ["revoke_rules_on_delete", "source_code_hash"]
+        );
 
         let rb = Readback::new();
         assert!(rb.untried("aws_lambda_function", &block, &applied));
         rb.tried.borrow_mut().insert(
             "aws_lambda_function".into(),
-            BTreeMap::from([("source_code_hash".into(), true)]),
+            BTreeMap::from([
+                ("source_code_hash".into(), Learned::Lost),
+                ("revoke_rules_on_delete".into(), Learned::KeptZero),
+            ]),
         );
         assert!(!rb.untried("aws_lambda_function", &block, &applied));
+        // A zero value read back as zero decides nothing for an object
+        // holding something else.
+        let mut other = applied.clone();
+        if let crate::value::Kind::Object(m) = &mut other.kind {
+            m.insert("revoke_rules_on_delete".into(), Value::bool(true));
+        }
+        assert!(rb.untried("aws_lambda_function", &block, &other));
         assert_eq!(
             rb.lost("aws_lambda_function", &block, &applied),
             ["source_code_hash"]

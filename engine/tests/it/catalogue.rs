@@ -2,7 +2,7 @@
 //! attribute, data source and parent an entry names exists, and every type
 //! an entry says a live test proves is declared by that test's root.
 
-use engine::bind::catalogue::{Catalogue, Entry, FACTS};
+use engine::bind::catalogue::{Catalogue, Entry, Identity, UnderFrom, FACTS};
 use engine::provider::cache::SchemaCache;
 use engine::provider::load_schema;
 use engine::provider::plugin::LaunchOptions;
@@ -141,17 +141,40 @@ fn problems(name: &str, e: &Entry, schema: &ProviderSchema) -> Vec<String> {
         }
     }
     if let Some(u) = &e.under {
-        if !engine::bind::aws_api::is_listing(&u.api) {
-            out.push(format!(
-                "{name}: under names {}, no listing the engine knows",
-                u.api
-            ));
+        match u.from() {
+            Some(UnderFrom::Api(api)) if !engine::bind::aws_api::is_listing(api) => out.push(
+                format!("{name}: under names {api}, no listing the engine knows"),
+            ),
+            Some(UnderFrom::DataSource { name: ds, list }) => {
+                let holds = schema.data_sources.get(ds).is_some_and(|d| {
+                    d.block
+                        .attributes
+                        .get(list)
+                        .is_some_and(|a| a.ty.element().is_some_and(|t| !t.is_primitive()))
+                });
+                if !holds {
+                    out.push(format!(
+                        "{name}: under reads data.{ds}.{list}, which is no list of objects"
+                    ));
+                }
+                for arg in u.args.keys() {
+                    if !schema.data_sources.get(ds).is_some_and(|d| has(d, arg)) {
+                        out.push(format!("{name}: {ds} has no argument {arg}"));
+                    }
+                }
+            }
+            _ => {}
         }
         for t in u.args.values().chain(u.matches.values()) {
             for f in t.fields() {
                 placeholder("an under template", f, &mut out);
             }
         }
+    }
+    if e.adopts && !has(ty, "tags") {
+        out.push(format!(
+            "{name}: adopts, but has no tags to carry the marker that tells an adopted object apart"
+        ));
     }
     if let Some(a) = &e.absent_if {
         let first = a.attr.split('.').next().unwrap_or_default();
@@ -197,4 +220,55 @@ async fn the_catalogue_names_only_what_the_provider_schema_has() {
     }
     assert!(all.is_empty(), "catalogue.toml:\n{}", all.join("\n"));
     eprintln!("{count} catalogue entries checked against the aws provider's schema");
+}
+
+/// How a plan finds a type's object with no record, as the catalogue
+/// README's survey table words it: what `providers identity` prints after
+/// the record, or, for a type nothing but its record finds, `nothing:` and
+/// the reason the table gives.
+fn found_with_no_record(ident: &Identity) -> String {
+    if ident.record_only() {
+        return "nothing:".into();
+    }
+    ident
+        .found_by()
+        .replace("its record; else ", "")
+        .replace("; else its record", "")
+}
+
+#[tokio::test]
+async fn the_survey_says_how_each_type_is_found_with_no_record() {
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = SchemaCache::new(cache_dir.path().to_path_buf());
+    let schema = load_schema(&aws_binary(), Some(&cache), &LaunchOptions::from_env())
+        .await
+        .unwrap();
+    let readme = std::fs::read_to_string(roots_dir().join("README.md")).unwrap();
+    let mut wrong = Vec::new();
+    let mut rows = 0;
+    for line in readme.lines().filter(|l| {
+        l.strip_prefix("| ")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    }) {
+        rows += 1;
+        let cells: Vec<String> = line
+            .split(" | ")
+            .map(|c| c.trim_matches(['|', ' ']).replace("\\|", "|"))
+            .collect();
+        let name = cells[1].trim_matches('`');
+        let ident = Identity::for_schema(name, &schema.resources[name]);
+        let want = found_with_no_record(&ident);
+        let said = cells.last().unwrap();
+        let agrees = match want.as_str() {
+            "nothing:" => said.len() > want.len() + 10 && said.starts_with(&want),
+            _ => *said == want,
+        };
+        if !agrees {
+            wrong.push(format!(
+                "{name}: the table says {said:?}, the engine {want:?}"
+            ));
+        }
+    }
+    assert_eq!(rows, 100, "the survey table has its 100 rows");
+    assert!(wrong.is_empty(), "README.md:\n{}", wrong.join("\n"));
 }
