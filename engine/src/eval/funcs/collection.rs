@@ -158,13 +158,23 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
                         ))
                     }
                 };
-                match (found, a.get(2)) {
-                    (Some(v), Some(d)) => {
-                        let t = unify(&[v.ty(), d.ty()]).unwrap_or(Type::Dynamic);
-                        convert(v, &t).map_err(|e| e.message)
+                // As terraform types it: a map's element type, which the
+                // default must convert to; an object's attribute as it is,
+                // or the default as it is.
+                let default = match (&a[0].kind, a.get(2)) {
+                    (Kind::Map(ety, _), Some(d)) => {
+                        Some(convert(d.clone(), ety).map_err(|_| {
+                            arg_error(
+                                "default",
+                                "the default value must have the same type as the map elements",
+                            )
+                        })?)
                     }
-                    (Some(v), None) => Ok(v),
-                    (None, Some(d)) => Ok(d.clone()),
+                    (_, d) => d.cloned(),
+                };
+                match (found, default) {
+                    (Some(v), _) => Ok(v),
+                    (None, Some(d)) => Ok(d),
                     (None, None) => Err(arg_error(
                         "inputMap",
                         format!("the given object has no attribute {key:?}"),

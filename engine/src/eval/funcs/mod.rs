@@ -473,6 +473,33 @@ mod tests {
     }
 
     #[test]
+    fn lookup_types_its_answer_as_terraform_does() {
+        let one = |k: &str, v: Value| std::collections::BTreeMap::from([(k.to_string(), v)]);
+        // An object's attribute comes back as it is, whatever the default.
+        let object = Value::object(one("a", Value::int(1)));
+        let got = call(
+            "lookup",
+            vec![object, Value::string("a"), Value::string("x")],
+        )
+        .unwrap();
+        assert_eq!(got.as_number().and_then(|n| n.to_i64()), Some(1));
+        // A map's default converts to the element type, or is refused.
+        let map = Value::map(Type::Number, one("a", Value::int(1)));
+        let got = call(
+            "lookup",
+            vec![map.clone(), Value::string("b"), Value::string("2")],
+        )
+        .unwrap();
+        assert_eq!(got.as_number().and_then(|n| n.to_i64()), Some(2));
+        let e = call("lookup", vec![map, Value::string("a"), Value::string("x")]).unwrap_err();
+        assert!(
+            format!("{e:?}")
+                .contains("the default value must have the same type as the map elements"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
     fn collections_holding_unknowns_are_taken_apart_as_cty_does() {
         let u = |t: Type| Value::unknown(t);
         let int = |v: &Value| v.as_number().and_then(|n| n.to_i64());
