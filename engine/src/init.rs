@@ -53,7 +53,13 @@ impl From<Diagnostics> for Failed {
 
 /// Initialises the root in `root`, printing progress to `out`; returns the
 /// warnings to show.
-pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagnostics, Failed> {
+/// What a successful `init` warns of, with the files its warnings quote.
+pub struct Warned {
+    pub warnings: Diagnostics,
+    pub sources: Sources,
+}
+
+pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Warned, Failed> {
     let bold = |s: &str| {
         if options.color {
             format!("\x1b[0m\x1b[1m{s}\x1b[0m")
@@ -170,6 +176,19 @@ pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagn
         }
     }
     let mut warnings = Diagnostics::default();
+    if let Some((kind, range)) = &root_module.backend {
+        let what = match kind.as_str() {
+            "cloud" => "HCP Terraform (the cloud block)".to_string(),
+            k => format!("the \"{k}\" backend"),
+        };
+        warnings.push(
+            Diagnostic::warning(
+                "The live system is the state",
+                format!("choudoufu keeps no state, so {what} is neither read nor written: each plan reads the live objects, and what they cannot tell is kept in the record store {} names. Stock terraform still uses this backend.", crate::live::FILE),
+            )
+            .at(range.clone()),
+        );
+    }
     let previous = match Locks::read(root) {
         Ok(Some((locks, lock_warnings))) => {
             warnings.extend(lock_warnings);
@@ -284,7 +303,10 @@ pub fn init(root: &Path, options: &Options, out: &mut dyn Write) -> Result<Diagn
     if options.color {
         say("\x1b[0m".into());
     }
-    Ok(warnings)
+    Ok(Warned {
+        warnings,
+        sources: root_module.sources().clone(),
+    })
 }
 
 /// Whether two lock files select the same versions with the same

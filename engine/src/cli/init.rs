@@ -40,10 +40,10 @@ pub(crate) fn run_init(
     };
     let mut out = std::io::stdout().lock();
     match engine::init::init(&root, &options, &mut out) {
-        Ok(warnings) => {
+        Ok(warned) => {
             eprint!(
                 "{}",
-                diag::render_all(&warnings, &Default::default(), style)
+                diag::render_all(&warned.warnings, &warned.sources, style)
             );
             ExitCode::SUCCESS
         }

@@ -355,6 +355,9 @@ pub struct Module {
     pub checks: BTreeMap<String, CheckBlock>,
     /// `provider_meta` blocks by provider local name.
     pub provider_metas: BTreeMap<String, ProviderMeta>,
+    /// The `backend` (its type) or `cloud` block of the `terraform` block,
+    /// where state would go: the engine keeps none, and says so.
+    pub backend: Option<(String, Range)>,
 }
 
 /// Reads every `.tf` and `.tf.json` file in `dir` (sorted by name, as terraform reads
@@ -959,6 +962,13 @@ impl Module {
         }
         for pm in c.blocks_of("provider_meta") {
             self.provider_meta_block(pm, file, diags);
+        }
+        for b in c.blocks_of("backend").chain(c.blocks_of("cloud")) {
+            let kind = match b.labels.first() {
+                Some(label) => label.as_str().to_string(),
+                None => b.ident.as_str().to_string(),
+            };
+            self.backend = Some((kind, file.range(header(b))));
         }
     }
 

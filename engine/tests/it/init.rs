@@ -436,3 +436,35 @@ impl Drop for ReadOnly {
         let _ = fs::set_permissions(&self.0, fs::Permissions::from_mode(0o755));
     }
 }
+
+#[test]
+fn a_backend_block_is_named_as_unused_at_init() {
+    // A root keeping its state in s3, as most teams' roots do: init says,
+    // quoting the block, that the live system takes the backend's place.
+    let w = Workdir::new();
+    let root = crate::support::aws_root(w.dir.path());
+    let mut main = fs::read_to_string(root.join("main.tf")).unwrap();
+    main.push_str(&aws_provider("http://127.0.0.1:1"));
+    main.push_str(
+        "terraform {\n  backend \"s3\" {\n    bucket = \"tfstate\"\n    key    = \"app.tfstate\"\n  }\n}\n",
+    );
+    fs::write(root.join("main.tf"), main).unwrap();
+    crate::support::write_live(&root, "backend");
+    let init = w.engine(&["init", "-input=false"]);
+    let said = flat(&text(&init));
+    assert!(init.status.success(), "{said}");
+    for line in [
+        "Warning: The live system is the state",
+        "backend \"s3\" {",
+        "choudoufu keeps no state, so the \"s3\" backend is neither read nor written",
+    ] {
+        assert!(said.contains(line), "no {line:?} in {said}");
+    }
+    // Without the block, no such word.
+    let plain = Workdir::new();
+    let root = crate::support::aws_root(plain.dir.path());
+    crate::support::write_live(&root, "backend");
+    let init = plain.engine(&["init", "-input=false"]);
+    assert!(init.status.success(), "{}", text(&init));
+    assert!(!text(&init).contains("The live system is the state"));
+}
