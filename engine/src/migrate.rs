@@ -3,8 +3,11 @@
 //! Every instance the state holds is read live through its provider. An
 //! object of a type that carries tags is stamped with the estate's markers
 //! by an update that only adds them; an object of a type owned through its
-//! parent is recorded. Nothing else about any object changes, and the
-//! state file is only read.
+//! parent is recorded. A deposed object (the old object of a
+//! create_before_destroy replacement terraform has not destroyed yet) is
+//! stamped likewise and joins its instance's record, so the next plan
+//! destroys it as terraform's would. Nothing else about any object
+//! changes, and the state file is only read.
 
 use crate::addr::ResourceInstanceAddr;
 use crate::bind::aws;
@@ -61,12 +64,17 @@ impl std::fmt::Display for Outcome {
 #[derive(Debug, Clone)]
 pub struct Progress {
     pub addr: ResourceInstanceAddr,
+    /// The key of a deposed object of the instance.
+    pub deposed: Option<String>,
     pub outcome: Outcome,
 }
 
 impl std::fmt::Display for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.addr, self.outcome)
+        match &self.deposed {
+            Some(key) => write!(f, "{} (deposed object {key}): {}", self.addr, self.outcome),
+            None => write!(f, "{}: {}", self.addr, self.outcome),
+        }
     }
 }
 
@@ -99,6 +107,9 @@ struct StateInstance {
     schema_version: i64,
     attributes: serde_json::Value,
     private: Vec<u8>,
+    /// The key of an old object a create_before_destroy replacement has
+    /// not destroyed yet; `None` for the instance's current object.
+    deposed: Option<String>,
 }
 
 /// What the engine takes from a state file: its managed instances and its
@@ -175,6 +186,7 @@ fn read_state(path: &Path) -> Result<State, Diagnostics> {
                 schema_version: inst["schema_version"].as_i64().unwrap_or(0),
                 attributes: inst["attributes"].clone(),
                 private,
+                deposed: inst["deposed"].as_str().map(str::to_string),
             });
         }
     }
@@ -208,11 +220,15 @@ pub async fn migrate<L: Launcher>(
     }
     let mut counts = Counts::default();
     let readback = Readback::new();
-    for inst in &instances {
+    // Current objects first: a deposed object joins its instance's record.
+    let (current, deposed): (Vec<&StateInstance>, Vec<&StateInstance>) =
+        instances.iter().partition(|i| i.deposed.is_none());
+    for inst in current.into_iter().chain(deposed) {
         let outcome = migrate_one(inst, estate, sessions, store, &readback).await;
         counts.add(&outcome);
         progress(Progress {
             addr: inst.addr.clone(),
+            deposed: inst.deposed.clone(),
             outcome,
         });
     }
@@ -268,6 +284,20 @@ async fn migrate_one<L: Launcher>(
         Ok(None) => return Outcome::Skipped("the object no longer exists".into()),
         Err(e) => return Outcome::Failed(e.to_string()),
     };
+    // A deposed object belongs to its instance's record, as the old
+    // object of the engine's own create_before_destroy does.
+    let current = match &inst.deposed {
+        None => None,
+        Some(_) => match store.get(&inst.addr) {
+            Ok(Some(r)) => Some(r),
+            Ok(None) => {
+                return Outcome::Failed(
+                    "a deposed object whose instance has no current object taken".into(),
+                )
+            }
+            Err(e) => return Outcome::Failed(e.to_string()),
+        },
+    };
     let address = inst.addr.to_string();
     let outcome = match &ident.family {
         Family::Part(_) => Outcome::Recorded { part: true },
@@ -312,6 +342,17 @@ async fn migrate_one<L: Launcher>(
     let Some(id) = r.id.clone() else {
         return Outcome::Failed("the object has no ID to find it again by".into());
     };
+    if let (Some(key), Some(mut current)) = (&inst.deposed, current) {
+        current.deposed.retain(|d| d.key != *key);
+        current.deposed.push(crate::record::Deposed {
+            key: key.clone(),
+            id,
+        });
+        return match store.put(&current).await {
+            Ok(()) => outcome,
+            Err(e) => Outcome::Failed(e.to_string()),
+        };
+    }
     // What the stock state holds and an import and read of the object do
     // not return: kept in the record, as the state kept it.
     let lost = if readback.untried(type_name, &schema.block, &live.value) {
