@@ -66,15 +66,25 @@ pub struct Progress {
     pub addr: ResourceInstanceAddr,
     /// The key of a deposed object of the instance.
     pub deposed: Option<String>,
+    /// Whether the state marks the object tainted.
+    pub tainted: bool,
     pub outcome: Outcome,
 }
 
 impl std::fmt::Display for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.deposed {
-            Some(key) => write!(f, "{} (deposed object {key}): {}", self.addr, self.outcome),
-            None => write!(f, "{}: {}", self.addr, self.outcome),
+            Some(key) => write!(f, "{} (deposed object {key}): {}", self.addr, self.outcome)?,
+            None => write!(f, "{}: {}", self.addr, self.outcome)?,
         }
+        if self.tainted && self.outcome.accounted() {
+            write!(
+                f,
+                " (tainted in the state, where terraform's next plan replaces it; the engine keeps no taint: plan -replace={} does)",
+                self.addr
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -110,6 +120,8 @@ struct StateInstance {
     /// The key of an old object a create_before_destroy replacement has
     /// not destroyed yet; `None` for the instance's current object.
     deposed: Option<String>,
+    /// Whether the state marks the object tainted.
+    tainted: bool,
 }
 
 /// What the engine takes from a state file: its managed instances and its
@@ -187,6 +199,7 @@ fn read_state(path: &Path) -> Result<State, Diagnostics> {
                 attributes: inst["attributes"].clone(),
                 private,
                 deposed: inst["deposed"].as_str().map(str::to_string),
+                tainted: inst["status"] == "tainted",
             });
         }
     }
@@ -229,6 +242,7 @@ pub async fn migrate<L: Launcher>(
         progress(Progress {
             addr: inst.addr.clone(),
             deposed: inst.deposed.clone(),
+            tainted: inst.tainted,
             outcome,
         });
     }
@@ -382,7 +396,7 @@ mod tests {
     use crate::value::Value;
 
     #[test]
-    fn a_state_module_instance_gives_its_objects_their_module_address() {
+    fn state_instances_give_their_objects_their_address_deposed_key_and_taint() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("terraform.tfstate");
         let aws = "provider[\"registry.terraform.io/hashicorp/aws\"]";
@@ -393,7 +407,9 @@ mod tests {
                  "instances": [{"schema_version": 0, "attributes": {"id": "u0"}}]},
                 {"module": "module.app[\"a\"].module.inner", "mode": "managed", "type": "aws_sqs_queue",
                  "name": "q", "provider": aws,
-                 "instances": [{"index_key": 1, "schema_version": 0, "attributes": {"id": "u1"}}]},
+                 "instances": [{"index_key": 1, "schema_version": 0, "attributes": {"id": "u1"}},
+                               {"index_key": 2, "status": "tainted", "schema_version": 0, "attributes": {"id": "u2"}},
+                               {"index_key": 2, "deposed": "0a1b2c3d", "schema_version": 0, "attributes": {"id": "u3"}}]},
                 {"module": "module.app[\"a\"]", "mode": "data", "type": "aws_region", "name": "r",
                  "provider": aws, "instances": [{"schema_version": 0, "attributes": {}}]}
             ],
@@ -421,14 +437,28 @@ mod tests {
             .unwrap()
             .instances
             .iter()
-            .map(|i| format!("{} {}", i.addr, i.provider))
+            .map(|i| format!("{} {} {:?} {}", i.addr, i.provider, i.deposed, i.tainted))
             .collect();
         assert_eq!(
             found,
             [
-                "aws_sqs_queue.q provider.aws",
-                "module.app[\"a\"].module.inner.aws_sqs_queue.q[1] provider.aws"
+                "aws_sqs_queue.q provider.aws None false",
+                "module.app[\"a\"].module.inner.aws_sqs_queue.q[1] provider.aws None false",
+                "module.app[\"a\"].module.inner.aws_sqs_queue.q[2] provider.aws None true",
+                "module.app[\"a\"].module.inner.aws_sqs_queue.q[2] provider.aws Some(\"0a1b2c3d\") false"
             ]
+        );
+        let said = Progress {
+            addr: "aws_sqs_queue.q".parse().unwrap(),
+            deposed: None,
+            tainted: true,
+            outcome: Outcome::Stamped,
+        }
+        .to_string();
+        assert!(
+            said.starts_with("aws_sqs_queue.q: stamped (tainted in the state")
+                && said.ends_with("plan -replace=aws_sqs_queue.q does)"),
+            "{said}"
         );
     }
 }
