@@ -204,13 +204,18 @@ fn problems(name: &str, e: &Entry, schema: &ProviderSchema) -> Vec<String> {
     out
 }
 
-#[tokio::test]
-async fn the_catalogue_names_only_what_the_provider_schema_has() {
+/// The pinned aws provider's schema, read through a cache of its own.
+async fn aws_schema() -> ProviderSchema {
     let cache_dir = tempfile::tempdir().unwrap();
     let cache = SchemaCache::new(cache_dir.path().to_path_buf());
-    let schema = load_schema(&aws_binary(), Some(&cache), &LaunchOptions::from_env())
+    load_schema(&aws_binary(), Some(&cache), &LaunchOptions::from_env())
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_catalogue_names_only_what_the_provider_schema_has() {
+    let schema = aws_schema().await;
     let catalogue = Catalogue::builtin();
     let mut all = Vec::new();
     let mut count = 0;
@@ -238,11 +243,7 @@ fn found_with_no_record(ident: &Identity) -> String {
 
 #[tokio::test]
 async fn the_survey_says_how_each_type_is_found_with_no_record() {
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = SchemaCache::new(cache_dir.path().to_path_buf());
-    let schema = load_schema(&aws_binary(), Some(&cache), &LaunchOptions::from_env())
-        .await
-        .unwrap();
+    let schema = aws_schema().await;
     let readme = std::fs::read_to_string(roots_dir().join("README.md")).unwrap();
     let mut wrong = Vec::new();
     let mut rows = 0;
