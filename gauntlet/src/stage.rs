@@ -281,8 +281,11 @@ pub enum Toggle {
     SecondWindow,
     /// Lost record store: with every record deleted, a fresh copy's plan
     /// creates, destroys and replaces nothing, and updates only what a
-    /// deleted record held. Broken by taking one object's estate marker off
-    /// before the plan (and putting it back after).
+    /// deleted record held; an object nothing but a record proves is
+    /// refused by address with an import block as the remedy, and with
+    /// those import blocks the plan imports exactly them. Broken by taking
+    /// one object's estate marker off before the plan (and putting it back
+    /// after).
     LostStorePlan,
     /// Lost record store: one apply reconverges and the next plan is
     /// empty. Broken by changing one object out of band after the apply,

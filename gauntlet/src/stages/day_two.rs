@@ -8,13 +8,13 @@
 //! toggle that corrupts the live system puts it back after the read when it
 //! can, so that the stages after it start where a clean run would.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::choudoufu::{Action, Applied};
+use crate::choudoufu::{Action, Applied, EnginePlan};
 
 use crate::edit;
 use crate::estate::Undeclared;
@@ -1109,11 +1109,19 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
         "before-replan",
         None,
     )?;
+    // An object nothing but a record proves is refused without records,
+    // with an import block as the remedy: planned again with those import
+    // blocks, taken out before the stages after this one.
     let (with, without) = side_by_side(
         || lane.engine.plan(clock, &[]),
-        || lane.engine.plan(clock, &["-no-records"]),
+        || lane.engine.plan_or_refusal(clock, &["-no-records"]),
     );
     let (with, without) = (with?, without?);
+    let (without, claimed, imports) =
+        super::claim::follow_remedies(&lane.engine.dir, without, || {
+            lane.engine.plan_or_refusal(clock, &["-no-records"])
+        })?;
+    drop(imports);
     tamper.restore()?;
     let inventory = disturb(
         lane,
@@ -1229,7 +1237,46 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
     // Replans are empty: with the records; without them, nothing created,
     // destroyed or replaced, and updates only of what a record holds.
     let held = super::lost_store::held(&e.witness.records(&estate.name)?);
-    let residue = super::lost_store::residue(&without, &held);
+    let replan = match &without {
+        Ok(without) => judge_replans(&with, without, &held, &claimed, records, &estate.name),
+        Err(output) => Err(format!(
+            "with -no-records the plan was refused: {}",
+            output
+                .lines()
+                .filter(|l| l.trim_start().starts_with("Error: ") || l.contains(" would bind "))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )),
+    };
+    Ok(StageOutput {
+        assertions: vec![
+            verdict(Toggle::GreenfieldInventory, inventory),
+            verdict(Toggle::GreenfieldMarkers, markers),
+            verdict(Toggle::GreenfieldReplan, replan),
+        ],
+        summary: "the engine applied the estate's root on the emptied estate twin".into(),
+        plans: without.into_iter().map(StagePlan::Engine).collect(),
+    })
+}
+
+/// Greenfield's replans: with the records, empty; with `-no-records`
+/// (and the import blocks the refusals of `claimed` gave), nothing
+/// created, destroyed or replaced, and updates only of what a record
+/// holds (`held`).
+fn judge_replans(
+    with: &EnginePlan,
+    without: &EnginePlan,
+    held: &BTreeMap<String, BTreeSet<String>>,
+    claimed: &[super::claim::Unclaimed],
+    records: usize,
+    estate: &str,
+) -> Result<String, String> {
+    let mut residue = super::lost_store::residue(without, held);
+    if !claimed.is_empty() {
+        residue
+            .wrong
+            .extend(super::claim::imports_exactly(without, claimed).err());
+    }
     let mut p = Vec::new();
     if !with.is_empty() {
         p.push(format!(
@@ -1246,24 +1293,21 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
             residue.wrong.join("; ")
         ));
     }
-    let replan = if p.is_empty() {
-        Ok(format!(
-            "the replan with the record store ({records} records in the live store, {}) is empty ({}); with -no-records its plan ({}) creates, destroys and replaces nothing{}",
-            engine::record::ssm::place(&estate.name),
-            with.summary_line(),
-            without.summary_line(),
-            super::lost_store::put_back(&residue.updates),
-        ))
-    } else {
-        Err(p.join("; "))
-    };
-    Ok(StageOutput {
-        assertions: vec![
-            verdict(Toggle::GreenfieldInventory, inventory),
-            verdict(Toggle::GreenfieldMarkers, markers),
-            verdict(Toggle::GreenfieldReplan, replan),
-        ],
-        summary: "the engine applied the estate's root on the emptied estate twin".into(),
-        plans: vec![StagePlan::Engine(without)],
-    })
+    if !p.is_empty() {
+        return Err(p.join("; "));
+    }
+    Ok(format!(
+        "the replan with the record store ({records} records in the live store, {}) is empty ({}); with -no-records {}its plan ({}) creates, destroys and replaces nothing{}",
+        engine::record::ssm::place(estate),
+        with.summary_line(),
+        match claimed.len() {
+            0 => String::new(),
+            n => format!(
+                "it refused the {n} object(s) nothing but a record proves, by address, each with an import block as the remedy ({}), and with those import blocks ",
+                super::claim::describe(claimed)
+            ),
+        },
+        without.summary_line(),
+        super::lost_store::put_back(&residue.updates),
+    ))
 }

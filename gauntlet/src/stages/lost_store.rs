@@ -19,6 +19,7 @@ use crate::choudoufu::{Action, EnginePlan};
 use crate::stage::Toggle;
 use crate::witness::StoredRecord;
 
+use super::claim::{self, Unclaimed};
 use super::kit::{disturb, unstamp, verdict};
 use super::{ColdOutcome, Lane, StageOutput, StagePlan, StepError};
 
@@ -44,9 +45,21 @@ pub fn lost_record_store(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput
         .fresh_copy(clock, &lane.engine.beside_path("lost-store"))?;
     let tamper = unstamp(lane, Toggle::LostStorePlan)?;
     clock.say("Lost record store: choudoufu plan in a fresh copy, no record anywhere");
-    let planned = fresh.plan_or_refusal(clock, &[]);
+    // An object nothing but a record proves is refused with an import
+    // block as the remedy; the import blocks stay for the apply.
+    let planned = fresh.plan_or_refusal(clock, &[]).map_err(StepError::from).and_then(|first| {
+        if let Err(output) = &first {
+            if let Ok(list) = claim::unclaimed(output) {
+                clock.say(&format!(
+                    "Lost record store: refused as promised, each with an import block as the remedy: {}; planning again with those import blocks",
+                    claim::describe(&list)
+                ));
+            }
+        }
+        claim::follow_remedies(&fresh.dir, first, || fresh.plan_or_refusal(clock, &[]))
+    });
     tamper.restore()?;
-    let planned = planned?;
+    let (planned, claimed, _imports) = planned?;
 
     let mut plans = Vec::new();
     let plan = match planned {
@@ -55,7 +68,12 @@ pub fn lost_record_store(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput
             refusals(&output)
         )),
         Ok(plan) => {
-            let shape = judge(&plan, &held, records.len(), parameters.len(), left, &place);
+            let counts = Counts {
+                records: records.len(),
+                parameters: parameters.len(),
+                left,
+            };
+            let shape = judge(&plan, &held, &claimed, counts, &place);
             plans.push(StagePlan::Engine(plan));
             shape
         }
@@ -193,37 +211,69 @@ pub(crate) fn residue(plan: &EnginePlan, held: &BTreeMap<String, BTreeSet<String
     r
 }
 
-/// The verdict on the plan with every record deleted: no create, destroy
-/// or replace, and each update changing only what the instance's deleted
-/// record held (`held`, by address).
-fn judge(
-    plan: &EnginePlan,
-    held: &BTreeMap<String, BTreeSet<String>>,
+/// The records deleted: how many, their parameters, and how many
+/// parameters were still there after the delete.
+#[derive(Debug, Clone, Copy)]
+struct Counts {
     records: usize,
     parameters: usize,
     left: usize,
+}
+
+/// The verdict on the plan with every record deleted: no create, destroy
+/// or replace, each update changing only what the instance's deleted
+/// record held (`held`, by address), and, where objects nothing but a
+/// record proves were refused (`claimed`), the plan with their remedies'
+/// import blocks importing exactly them.
+fn judge(
+    plan: &EnginePlan,
+    held: &BTreeMap<String, BTreeSet<String>>,
+    claimed: &[Unclaimed],
+    counts: Counts,
     place: &str,
 ) -> Result<String, String> {
+    let Counts {
+        records,
+        parameters,
+        left,
+    } = counts;
     let Residue { mut wrong, updates } = residue(plan, held);
     if left != 0 {
         wrong.push(format!(
             "{left} record parameters were still there after the delete"
         ));
     }
+    if !claimed.is_empty() {
+        wrong.extend(claim::imports_exactly(plan, claimed).err());
+    }
     let deleted = format!(
         "all {records} records ({parameters} parameters, the outputs' included, {place}) deleted, and the plan made in a fresh copy of the root with no local folder, no schema cache, no state file and a separate HOME"
     );
+    let summary = plan.summary_line();
+    let refused = match claimed.len() {
+        0 => String::new(),
+        n => format!(
+            " It refused the {n} object(s) nothing but a record proves, by address, each with an import block as the remedy ({}); with those import blocks written,",
+            claim::describe(claimed)
+        ),
+    };
+    let its = match claimed.is_empty() {
+        true => "Its",
+        false => "its",
+    };
     if !wrong.is_empty() {
         return Err(format!(
-            "{deleted}: {} ({}), where nothing may be created, destroyed or replaced: {}",
-            plan.summary_line(),
+            "{deleted}.{refused} {its} plan: {summary} ({}), where nothing may be created, destroyed or replaced: {}",
             plan.describe(),
             wrong.join("; ")
         ));
     }
+    let imports = match claimed.len() {
+        0 => "",
+        _ => " imports exactly them,",
+    };
     Ok(format!(
-        "{deleted}. Its plan ({}) creates, destroys and replaces nothing{}",
-        plan.summary_line(),
+        "{deleted}.{refused} {its} plan ({summary}){imports} creates, destroys and replaces nothing{}",
         put_back(&updates)
     ))
 }
@@ -257,6 +307,12 @@ Terraform will perform the following actions:
 Plan: 0 to add, 1 to change, 0 to destroy.
 ";
 
+    const COUNTS: Counts = Counts {
+        records: 3,
+        parameters: 4,
+        left: 0,
+    };
+
     fn held(address: &str, attrs: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
         BTreeMap::from([(
             address.to_owned(),
@@ -274,14 +330,13 @@ Plan: 0 to add, 1 to change, 0 to destroy.
         let ok = judge(
             &plan,
             &held("aws_s3_bucket.logs", &["force_destroy"]),
-            3,
-            4,
-            0,
+            &[],
+            COUNTS,
             "p",
         )
         .unwrap();
         assert!(ok.contains("aws_s3_bucket.logs (force_destroy)"), "{ok}");
-        let e = judge(&plan, &held("aws_s3_bucket.logs", &[]), 3, 4, 0, "p").unwrap_err();
+        let e = judge(&plan, &held("aws_s3_bucket.logs", &[]), &[], COUNTS, "p").unwrap_err();
         assert!(
             e.contains("updated in force_destroy which no record held"),
             "{e}"
@@ -290,13 +345,30 @@ Plan: 0 to add, 1 to change, 0 to destroy.
             2,
             "  # aws_eip.nat will be created\n\nPlan: 1 to add, 0 to change, 0 to destroy.\n",
         );
-        let e = judge(&create, &BTreeMap::new(), 3, 4, 0, "p").unwrap_err();
+        let e = judge(&create, &BTreeMap::new(), &[], COUNTS, "p").unwrap_err();
         assert!(e.contains("aws_eip.nat create"), "{e}");
         let empty = EnginePlan::parse(
             0,
             "\nNo changes. Your infrastructure matches the configuration.\n",
         );
-        assert!(judge(&empty, &BTreeMap::new(), 3, 4, 0, "p").is_ok());
-        assert!(judge(&empty, &BTreeMap::new(), 3, 4, 1, "p").is_err());
+        assert!(judge(&empty, &BTreeMap::new(), &[], COUNTS, "p").is_ok());
+        let left = Counts { left: 1, ..COUNTS };
+        assert!(judge(&empty, &BTreeMap::new(), &[], left, "p").is_err());
+        // Objects refused for want of a record pass only when the plan
+        // with their import blocks imports exactly them.
+        let group = [Unclaimed {
+            address: "aws_iam_group.ops".into(),
+            id: "ops".into(),
+        }];
+        assert!(judge(&empty, &BTreeMap::new(), &group, COUNTS, "p").is_err());
+        let imported = EnginePlan::parse(
+            2,
+            "  # aws_iam_group.ops will be imported\n\nPlan: 1 to import, 0 to add, 0 to change, 0 to destroy.\n",
+        );
+        let ok = judge(&imported, &BTreeMap::new(), &group, COUNTS, "p").unwrap();
+        assert!(
+            ok.contains("refused the 1 object(s)") && ok.contains("imports exactly them"),
+            "{ok}"
+        );
     }
 }

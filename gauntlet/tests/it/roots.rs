@@ -1,8 +1,8 @@
 //! Roots run without a manifest (`run --root`): a root of our own through
 //! every stage whose moves a root run derives, once calling its module from
-//! a git repository (installed by `init` in each working copy, as in a new
-//! clone) and once with the module in a local folder beside it under every
-//! toggle; and the roots the aws lane cannot run, each stopped at once with
+//! a git repository, a registry and an archive (installed by `init` in each
+//! working copy, as in a new clone) and once with the module in a local
+//! folder beside it under every toggle; and the roots the aws lane cannot run, each stopped at once with
 //! a page saying why.
 
 use std::fs;
@@ -44,11 +44,112 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
-/// The vpc root copied under `at`, calling its module from a git
-/// repository made of the module's folder and tagged `v1.0.0`, by
-/// `git::file://…?ref=v1.0.0` as users call a module from their own
-/// repositories.
-fn vpc_calling_git(at: &Path) -> PathBuf {
+/// The module registry (and archive server) the engine's own tests speak
+/// the protocol with, on a free loopback port, serving the packages under
+/// `served`; stopped when dropped.
+struct Registry {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Registry {
+    fn start(served: &Path) -> Registry {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("python3")
+            .arg(workspace().join("engine/tests/fixtures/module_registry.py"))
+            .arg(served)
+            .arg(port.to_string())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "the registry did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Registry { child, port }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fixture's module packed as a registry package (`acme/web-sg/aws`
+/// 1.0.0, a `.tar.gz`) and as a `.zip` archive, under `at/served`.
+fn served(at: &Path) -> PathBuf {
+    let served = at.join("served");
+    let package = served.join("modules/acme/web-sg/aws");
+    let archives = served.join("archives");
+    for d in [&package, &archives] {
+        fs::create_dir_all(d).unwrap();
+    }
+    let module = root("modules/web-sg");
+    for (program, args) in [
+        (
+            "tar",
+            vec![
+                "-czf".to_owned(),
+                package.join("1.0.0.tar.gz").display().to_string(),
+                "main.tf".into(),
+            ],
+        ),
+        (
+            "python3",
+            vec![
+                "-m".into(),
+                "zipfile".into(),
+                "-c".into(),
+                archives.join("web-sg.zip").display().to_string(),
+                "main.tf".into(),
+            ],
+        ),
+    ] {
+        let out = Command::new(program)
+            .args(&args)
+            .current_dir(&module)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{program}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    served
+}
+
+/// A CLI config reaching the registry on `port` by the host name
+/// `registry.gauntlet.test`, beside what the user's own config holds.
+fn registry_config(at: &Path, port: u16) -> PathBuf {
+    let own = std::env::var_os("TF_CLI_CONFIG_FILE")
+        .and_then(|f| fs::read_to_string(f).ok())
+        .unwrap_or_default();
+    let path = at.join("registry.tfrc");
+    fs::write(
+        &path,
+        format!(
+            "{own}\nhost \"registry.gauntlet.test\" {{\n  services = {{\n    \"modules.v1\" = \"http://127.0.0.1:{port}/v1/modules/\"\n  }}\n}}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The vpc root copied under `at`, calling its module three ways, as
+/// users call modules: from a git repository made of the module's folder
+/// and tagged `v1.0.0` (`git::file://…?ref=v1.0.0`), from the registry on
+/// `port` by a version constraint, and as a `.zip` archive over HTTP.
+fn vpc_calling_remote(at: &Path, port: u16) -> PathBuf {
     let repo = at.join("web-sg");
     fs::create_dir_all(&repo).unwrap();
     fs::copy(root("modules/web-sg/main.tf"), repo.join("main.tf")).unwrap();
@@ -69,20 +170,43 @@ fn vpc_calling_git(at: &Path) -> PathBuf {
     assert!(fs::read_to_string(dir.join("main.tf"))
         .unwrap()
         .contains("git::file://"));
+    let call = |name: &str, source: &str| {
+        format!(
+            "module \"{name}\" {{\n  {source}\n  name   = \"${{var.prefix}}-{name}\"\n  vpc_id = aws_vpc.main.id\n  cidr   = aws_vpc.main.cidr_block\n}}\n"
+        )
+    };
+    fs::write(
+        dir.join("remote.tf"),
+        [
+            call(
+                "web_registry",
+                "source  = \"registry.gauntlet.test/acme/web-sg/aws\"\n  version = \"~> 1.0\"",
+            ),
+            call(
+                "web_archive",
+                &format!("source = \"http://127.0.0.1:{port}/archives/web-sg.zip\""),
+            ),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
     dir
 }
 
 #[test]
-fn a_root_calling_its_module_from_git_passes_every_stage_it_runs() {
+fn a_root_calling_its_modules_from_git_a_registry_and_an_archive_passes_every_stage_it_runs() {
     let s = Scratch::new();
-    let dir = vpc_calling_git(&s.dir.path().join("repos"))
-        .display()
-        .to_string();
+    let at = s.dir.path().join("repos");
+    let registry = Registry::start(&served(&at));
+    let config = registry_config(&at, registry.port);
+    let dir = vpc_calling_remote(&at, registry.port).display().to_string();
     let out = finish(
         s.gauntlet(&["run", "--root", &dir, "--var", "prefix=gx"])
+            .env("TF_CLI_CONFIG_FILE", &config)
             .output()
             .unwrap(),
     );
+    drop(registry);
     assert_eq!(
         out.code,
         Some(0),
@@ -99,7 +223,7 @@ fn a_root_calling_its_module_from_git_passes_every_stage_it_runs() {
     let description = r["description"].as_str().unwrap();
     assert!(
         description.contains(
-            "9 resource types declared by it and the remote module it calls, installed by init in each working copy"
+            "10 resource types declared by it and the 3 remote modules it calls, installed by init in each working copy"
         ),
         "{description}"
     );
@@ -117,9 +241,10 @@ fn a_root_calling_its_module_from_git_passes_every_stage_it_runs() {
     // and the one class moto's tagging API leaves out named.
     let cold = stage(&r, "Cold deploy")["detail"].as_str().unwrap();
     for seen in [
-        "13 instances over 9 types",
+        "18 instances over 10 types",
         "2 ec2:subnet",
-        "3 ec2:security-group",
+        "5 ec2:security-group",
+        "1 iam_group",
         "1 logs:log-group",
         "2 route_table_association",
         "1 ssm_parameter",
@@ -161,7 +286,15 @@ fn a_root_calling_its_module_from_git_passes_every_stage_it_runs() {
         ),
         (
             "Lost record store",
-            "creates, destroys and replaces nothing",
+            "refused the 1 object(s) nothing but a record proves, by address, each with an import block as the remedy (aws_iam_group.operators (gx-operators)); with those import blocks written, its plan (Plan: 1 to import,",
+        ),
+        (
+            "Lost record store",
+            "imports exactly them, creates, destroys and replaces nothing",
+        ),
+        (
+            "Greenfield apply",
+            "it refused the 1 object(s) nothing but a record proves, by address, each with an import block as the remedy (aws_iam_group.operators (gx-operators))",
         ),
         ("Two applies at once", "gained aws_sqs_queue.concurrent"),
     ] {
