@@ -59,7 +59,7 @@ pub fn lost_record_store(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput
         claim::follow_remedies(&fresh.dir, first, || fresh.plan_or_refusal(clock, &[]))
     });
     tamper.restore()?;
-    let (planned, claimed, _imports) = planned?;
+    let (planned, claimed, imports) = planned?;
 
     let mut plans = Vec::new();
     let plan = match planned {
@@ -81,7 +81,11 @@ pub fn lost_record_store(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput
 
     // One apply reconverges, and the next plan is empty.
     let reconverged = match plan {
-        Err(_) => Err("not tried: the plan with every record deleted did not hold".to_owned()),
+        Err(_) => {
+            drop(imports);
+            recover(lane, &fresh)?;
+            Err("not tried: the plan with every record deleted did not hold".to_owned())
+        }
         Ok(_) => {
             clock.say("Lost record store: choudoufu apply in the fresh copy");
             let (applied, _) = fresh.apply(clock, false)?;
@@ -121,6 +125,21 @@ pub fn lost_record_store(lane: &Lane, _cold: &ColdOutcome) -> Result<StageOutput
         summary: "every record deleted from the live system; a fresh copy of the root planned and applied with nothing but the live objects".into(),
         plans,
     })
+}
+
+/// After a plan that did not hold, the records written again by an
+/// apply in the fresh copy, following the import-block remedies as the
+/// stage does, so that the stages after this one start where a clean run
+/// would (a toggle broke only what this stage reads). Nothing asserted.
+fn recover(lane: &Lane, fresh: &crate::choudoufu::EngineRoot) -> Result<(), StepError> {
+    let clock = lane.clock;
+    clock.say("Lost record store: the records written again for the stages after this one");
+    let first = fresh.plan_or_refusal(clock, &[])?;
+    let (_, _, imports) =
+        claim::follow_remedies(&fresh.dir, first, || fresh.plan_or_refusal(clock, &[]))?;
+    fresh.apply(clock, false)?;
+    drop(imports);
+    Ok(())
 }
 
 /// The error lines of a refused plan, on one line.
