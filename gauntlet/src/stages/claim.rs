@@ -144,9 +144,25 @@ pub(crate) fn follow_remedies(
     Ok((plan()?, list, Some(written)))
 }
 
+/// The words for the refused objects on a stage's page, ending where the
+/// plan made with their import blocks is described; nothing when none was.
+pub(crate) fn refused_words(list: &[Unclaimed]) -> String {
+    match list.len() {
+        0 => String::new(),
+        n => format!(
+            "it refused the {n} object(s) nothing but a record proves, by address, each with an import block as the remedy ({}); with those import blocks written, ",
+            describe(list)
+        ),
+    }
+}
+
 /// Whether a plan made with the remedies' import blocks imports exactly
-/// the refused objects: its summary counts them, and it names each.
+/// the refused objects: its summary counts them, and it names each. With
+/// nothing refused there is nothing to hold it to.
 pub(crate) fn imports_exactly(plan: &EnginePlan, list: &[Unclaimed]) -> Result<(), String> {
+    if list.is_empty() {
+        return Ok(());
+    }
     let summary = plan.summary_line();
     let counted = format!("Plan: {} to import,", list.len());
     let missing: Vec<&str> = list

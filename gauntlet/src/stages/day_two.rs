@@ -1241,11 +1241,7 @@ pub fn greenfield(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepEr
         Ok(without) => judge_replans(&with, without, &held, &claimed, records, &estate.name),
         Err(output) => Err(format!(
             "with -no-records the plan was refused: {}",
-            output
-                .lines()
-                .filter(|l| l.trim_start().starts_with("Error: ") || l.contains(" would bind "))
-                .collect::<Vec<_>>()
-                .join(" ")
+            super::lost_store::refusals(output)
         )),
     };
     Ok(StageOutput {
@@ -1272,11 +1268,9 @@ fn judge_replans(
     estate: &str,
 ) -> Result<String, String> {
     let mut residue = super::lost_store::residue(without, held);
-    if !claimed.is_empty() {
-        residue
-            .wrong
-            .extend(super::claim::imports_exactly(without, claimed).err());
-    }
+    residue
+        .wrong
+        .extend(super::claim::imports_exactly(without, claimed).err());
     let mut p = Vec::new();
     if !with.is_empty() {
         p.push(format!(
@@ -1300,14 +1294,43 @@ fn judge_replans(
         "the replan with the record store ({records} records in the live store, {}) is empty ({}); with -no-records {}its plan ({}) creates, destroys and replaces nothing{}",
         engine::record::ssm::place(estate),
         with.summary_line(),
-        match claimed.len() {
-            0 => String::new(),
-            n => format!(
-                "it refused the {n} object(s) nothing but a record proves, by address, each with an import block as the remedy ({}), and with those import blocks ",
-                super::claim::describe(claimed)
-            ),
-        },
+        super::claim::refused_words(claimed),
         without.summary_line(),
         super::lost_store::put_back(&residue.updates),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stages::claim::Unclaimed;
+
+    #[test]
+    fn greenfields_replan_without_records_is_held_to_importing_exactly_the_refused_objects() {
+        let empty = EnginePlan::parse(
+            0,
+            "\nNo changes. Your infrastructure matches the configuration.\n",
+        );
+        let group = [Unclaimed {
+            address: "aws_iam_group.ops".into(),
+            id: "ops".into(),
+        }];
+        let imported = EnginePlan::parse(
+            2,
+            "  # aws_iam_group.ops will be imported\n\nPlan: 1 to import, 0 to add, 0 to change, 0 to destroy.\n",
+        );
+        let ok = judge_replans(&empty, &imported, &BTreeMap::new(), &group, 3, "e").unwrap();
+        assert!(
+            ok.contains("with -no-records it refused the 1 object(s) nothing but a record proves, by address, each with an import block as the remedy (aws_iam_group.ops (ops)); with those import blocks written, its plan (Plan: 1 to import,"),
+            "{ok}"
+        );
+        // Without refusals the words are as before; a plan importing
+        // nothing after a refusal fails.
+        let plain = judge_replans(&empty, &empty, &BTreeMap::new(), &[], 3, "e").unwrap();
+        assert!(
+            plain.contains("with -no-records its plan (No changes."),
+            "{plain}"
+        );
+        assert!(judge_replans(&empty, &empty, &BTreeMap::new(), &group, 3, "e").is_err());
+    }
 }

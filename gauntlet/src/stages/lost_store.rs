@@ -143,7 +143,7 @@ fn recover(lane: &Lane, fresh: &crate::choudoufu::EngineRoot) -> Result<(), Step
 }
 
 /// The error lines of a refused plan, on one line.
-fn refusals(output: &str) -> String {
+pub(crate) fn refusals(output: &str) -> String {
     output
         .lines()
         .filter(|l| l.trim_start().starts_with("Error: ") || l.contains(" would bind "))
@@ -262,27 +262,17 @@ fn judge(
             "{left} record parameters were still there after the delete"
         ));
     }
-    if !claimed.is_empty() {
-        wrong.extend(claim::imports_exactly(plan, claimed).err());
-    }
+    wrong.extend(claim::imports_exactly(plan, claimed).err());
     let deleted = format!(
         "all {records} records ({parameters} parameters, the outputs' included, {place}) deleted, and the plan made in a fresh copy of the root with no local folder, no schema cache, no state file and a separate HOME"
     );
     let summary = plan.summary_line();
-    let refused = match claimed.len() {
-        0 => String::new(),
-        n => format!(
-            " It refused the {n} object(s) nothing but a record proves, by address, each with an import block as the remedy ({}); with those import blocks written,",
-            claim::describe(claimed)
-        ),
-    };
-    let its = match claimed.is_empty() {
-        true => "Its",
-        false => "its",
-    };
+    // "It refused …; with those import blocks written, its plan", or "Its plan".
+    let mut lead = claim::refused_words(claimed) + "its plan";
+    lead.replace_range(..1, &lead[..1].to_uppercase());
     if !wrong.is_empty() {
         return Err(format!(
-            "{deleted}.{refused} {its} plan: {summary} ({}), where nothing may be created, destroyed or replaced: {}",
+            "{deleted}. {lead}: {summary} ({}), where nothing may be created, destroyed or replaced: {}",
             plan.describe(),
             wrong.join("; ")
         ));
@@ -292,7 +282,7 @@ fn judge(
         _ => " imports exactly them,",
     };
     Ok(format!(
-        "{deleted}.{refused} {its} plan ({summary}){imports} creates, destroys and replaces nothing{}",
+        "{deleted}. {lead} ({summary}){imports} creates, destroys and replaces nothing{}",
         put_back(&updates)
     ))
 }

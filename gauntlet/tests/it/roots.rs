@@ -294,7 +294,7 @@ fn a_root_calling_its_modules_from_git_a_registry_and_an_archive_passes_every_st
         ),
         (
             "Greenfield apply",
-            "it refused the 1 object(s) nothing but a record proves, by address, each with an import block as the remedy (aws_iam_group.operators (gx-operators))",
+            "with -no-records it refused the 1 object(s) nothing but a record proves, by address, each with an import block as the remedy (aws_iam_group.operators (gx-operators)); with those import blocks written, its plan (Plan: 1 to import,",
         ),
         ("Two applies at once", "gained aws_sqs_queue.concurrent"),
     ] {
