@@ -125,7 +125,13 @@ impl<P: Provider + Clone> Lane<P> {
     /// Reads the object a record names, as terraform refreshes an object
     /// from its state: the provider's read of what the record keeps (its
     /// `id`, its arguments, the provider's private data). A record that
-    /// holds an import ID rather than the object's `id` is imported.
+    /// holds only an import ID (a type whose template names it, and whose
+    /// own `id` is that ID) is imported. The record of a type found by a
+    /// lookup keeps the object's `id`, which its importer may not take (a
+    /// default route table is imported by its VPC's ID), and one whose
+    /// `id` differs from its import ID keeps it apart (`object`: a
+    /// capacity provider's ARN, which an importer rebuilds only with the
+    /// account ID): both are read as the record has them.
     pub async fn refresh(
         &self,
         ident: &Identity,
@@ -134,7 +140,7 @@ impl<P: Provider + Clone> Lane<P> {
         let Some(id) = record.id.as_deref() else {
             return Ok(None);
         };
-        if ident.generated() {
+        if record.object.is_some() || !matches!(ident.source(), Source::Template(_)) {
             match self.read_recorded(ident, record).await {
                 Some(Ok(found)) => return Ok(found),
                 Some(Err(e)) if super::is_not_found(&e) => return Ok(None),

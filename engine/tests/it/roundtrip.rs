@@ -497,6 +497,35 @@ fn round_trip(name: &str) {
         text(&stock_replan)
     );
 
+    // With every block removed, the sweep plans the destroy of every
+    // instance, as stock plans it for a state whose blocks are all gone:
+    // found by its marker or by its record (in the live system, which a
+    // second working directory of the same estate shares).
+    let delete = vec!["delete".to_string()];
+    let emptied = Workdir::new();
+    std::fs::write(
+        emptied.dir.path().join("versions.tf"),
+        "terraform {\n  required_providers {\n    aws = {\n      source  = \"hashicorp/aws\"\n      version = \"5.100.0\"\n    }\n  }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        emptied.dir.path().join("zz_moto.tf"),
+        override_file(&moto.endpoint, &services, false),
+    )
+    .unwrap();
+    crate::support::write_live(emptied.dir.path(), &estate);
+    ok(&emptied.engine(&["init", "-input=false"]), "choudoufu init");
+    let swept_plan = emptied.engine(&["plan", "-out", "swept.plan"]);
+    ok(&swept_plan, "choudoufu plan with every block removed");
+    let swept = changes(&emptied.engine(&["show", "-json", "swept.plan"]).stdout);
+    let swept: BTreeMap<&String, &Vec<String>> = swept.iter().map(|(a, (x, _))| (a, x)).collect();
+    let every: BTreeMap<&String, &Vec<String>> = all.keys().map(|a| (a, &delete)).collect();
+    assert_eq!(
+        swept, every,
+        "with every block removed the engine does not plan the destroy of exactly every instance:\n{}",
+        text(&swept_plan)
+    );
+
     // The engine's destroy leaves nothing of the estate.
     ok(
         &ours.engine(&["destroy", "-auto-approve"]),
