@@ -176,6 +176,23 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
         if !block.ident.catalogued {
             self.uncatalogued.push((addr.clone(), via));
         }
+        // Where its object lived before, by its marker or the record that
+        // found it: a rename's old address, whose record (what the live
+        // system cannot tell) moves with it, as a state's entry does.
+        let previous_addr = found
+            .as_ref()
+            .and_then(|(_, s)| match marker::owner(&s.value) {
+                Owner::Estate {
+                    address: Some(a), ..
+                } => a.parse::<ResourceInstanceAddr>().ok(),
+                _ => None,
+            })
+            .filter(|old| *old != addr && self.moved(old, &addr))
+            .or(moved_from);
+        let mut input = input;
+        if let (None, Some(old)) = (&input.record, &previous_addr) {
+            input.record = self.record_of(res, old)?;
+        }
         let prior = match found {
             Some((id, mut state)) => {
                 let listed = block.ident.config_only();
@@ -188,20 +205,18 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                     &block.schema,
                 );
                 self.bound.hold(&res.key.type_name, &id, &state.value);
+                // Its record names it by the import ID its own state gives,
+                // which may differ from the one configuration gave (a
+                // rule's ports as the provider normalises them): that
+                // record is this instance's, under an old address, and
+                // never an orphan.
+                if let Some(own) = block.ident.import_id(&state.value) {
+                    self.bound.insert(&res.key.type_name, &own);
+                }
                 Some((id, state))
             }
             None => None,
         };
-        let previous_addr = prior
-            .as_ref()
-            .and_then(|(_, s)| match marker::owner(&s.value) {
-                Owner::Estate {
-                    address: Some(a), ..
-                } => a.parse::<ResourceInstanceAddr>().ok(),
-                _ => None,
-            })
-            .filter(|old| *old != addr && self.moved(old, &addr))
-            .or(moved_from);
         if let Some(old) = &previous_addr {
             self.stale_records.push(old.to_string());
         }

@@ -418,3 +418,146 @@ fn a_stock_state_of_module_instances_migrates_and_replans_to_nothing() {
     assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
     assert!(text(&replan).contains("No changes."), "{}", text(&replan));
 }
+
+/// A call holding a security group and two rules whose ports the provider
+/// normalises (protocol -1 reads back as ports 0), taken from a stock
+/// state and then renamed with a `moved` block: the rules' records, named
+/// by the normalised import IDs, are the renamed instances' and never
+/// orphans to destroy, and the group's record (`revoke_rules_on_delete`,
+/// which no read returns) moves with it, so its update is the markers'
+/// alone.
+#[test]
+fn a_migrated_call_holding_security_group_rules_is_renamed_moving_only_markers() {
+    let moto = Moto::start();
+    let w = Workdir::new();
+    let dir = w.dir.path();
+    std::fs::create_dir_all(dir.join("sg")).unwrap();
+    std::fs::write(
+        dir.join("main.tf"),
+        format!(
+            "{}\nmodule \"web\" {{\n  source = \"./sg\"\n  name   = \"it-mod-sg\"\n}}\n",
+            aws_provider(&moto.endpoint)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sg/main.tf"),
+        r#"variable "name" {
+  type = string
+}
+
+data "aws_vpc" "default" {
+  default = true
+}
+
+resource "aws_security_group" "this" {
+  name                   = var.name
+  vpc_id                 = data.aws_vpc.default.id
+  revoke_rules_on_delete = true
+}
+
+resource "aws_security_group_rule" "egress" {
+  type              = "egress"
+  from_port         = -1
+  to_port           = -1
+  protocol          = "-1"
+  cidr_blocks       = ["0.0.0.0/0"]
+  security_group_id = aws_security_group.this.id
+}
+
+resource "aws_security_group_rule" "self" {
+  type              = "ingress"
+  from_port         = -1
+  to_port           = -1
+  protocol          = "-1"
+  self              = true
+  security_group_id = aws_security_group.this.id
+}
+"#,
+    )
+    .unwrap();
+    let tf = terraform();
+    for args in [
+        &["init", "-backend=false", "-input=false", "-no-color"][..],
+        &["apply", "-auto-approve", "-input=false", "-no-color"],
+    ] {
+        let out = w.run(&tf, args);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    write_live(dir, ESTATE);
+    let migrated = w.engine(&["migrate", "-state", "terraform.tfstate"]);
+    assert!(migrated.status.success(), "{}", text(&migrated));
+    std::fs::remove_file(dir.join("terraform.tfstate")).unwrap();
+
+    let main = std::fs::read_to_string(dir.join("main.tf")).unwrap();
+    std::fs::write(
+        dir.join("main.tf"),
+        main.replace("module \"web\"", "module \"web_renamed\"")
+            + "\nmoved {\n  from = module.web\n  to   = module.web_renamed\n}\n",
+    )
+    .unwrap();
+    let init = w.engine(&["init", "-input=false"]);
+    assert!(init.status.success(), "{}", text(&init));
+    let plan = w.engine(&["plan", "-out", "rename.plan"]);
+    assert!(plan.status.success(), "{}", text(&plan));
+    let shown = w.engine(&["show", "-json", "rename.plan"]);
+    let planned = actions(&serde_json::from_slice(&shown.stdout).unwrap());
+    let changing: BTreeMap<&String, &Vec<String>> =
+        planned.iter().filter(|(_, a)| *a != &["no-op"]).collect();
+    let update = vec!["update".to_string()];
+    assert_eq!(
+        changing,
+        BTreeMap::from([(
+            &"module.web_renamed.aws_security_group.this".to_string(),
+            &update
+        )]),
+        "{}",
+        text(&plan)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let group = doc["resource_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["address"] == "module.web_renamed.aws_security_group.this")
+        .unwrap();
+    let without_tags = |v: &serde_json::Value| {
+        let mut v = v.clone();
+        for k in ["tags", "tags_all"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    assert_eq!(
+        without_tags(&group["change"]["before"]),
+        without_tags(&group["change"]["after"]),
+        "the renamed group's update changes more than its markers:\n{}",
+        text(&plan)
+    );
+    let applied = w.engine(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let replan = w.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+    // The group still holds both rules: nothing was destroyed.
+    let groups = moto.aws(&[
+        "ec2",
+        "describe-security-groups",
+        "--filters",
+        "Name=group-name,Values=it-mod-sg",
+    ]);
+    let group = groups["SecurityGroups"][0]["GroupId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let rules = moto.aws(&[
+        "ec2",
+        "describe-security-group-rules",
+        "--filters",
+        &format!("Name=group-id,Values={group}"),
+    ]);
+    assert_eq!(
+        rules["SecurityGroupRules"].as_array().unwrap().len(),
+        2,
+        "{rules}"
+    );
+}

@@ -75,6 +75,7 @@ pub fn aws_root(dir: &Path) -> PathBuf {
 pub fn aws_provider(endpoint: &str) -> String {
     let services = [
         "dynamodb",
+        "ec2",
         "iam",
         "lambda",
         "resourcegroupstaggingapi",
