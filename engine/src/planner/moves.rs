@@ -11,27 +11,27 @@ use hcl_edit::expr::{Expression, TraversalOperator};
 
 impl<P> Planner<'_, '_, P> {
     /// The ID of the root's `import` block for `addr`, evaluated: `None`
-    /// when no import block names it (import blocks live in the root
-    /// module only).
+    /// when no import block names it. Import blocks live in the root
+    /// module and may name an instance inside a module call
+    /// (`module.web.aws_security_group.this`); they are evaluated in the
+    /// root's scope wherever the instance is planned.
     pub(super) fn import_id(
         &self,
         addr: &ResourceInstanceAddr,
     ) -> Result<Option<String>, Diagnostics> {
-        if !self.here.is_empty() {
+        let Some(root) = self.values.instances.get(&Vec::new()) else {
             return Ok(None);
-        }
-        for import in &self.module().imports {
+        };
+        for import in &self.req.tree.module.imports {
             let instances = match &import.for_each {
                 None => vec![(None, Instance::default())],
-                Some(_) => {
-                    expansion(self.values(), None, import.for_each.as_ref(), false)?.instances()
-                }
+                Some(_) => expansion(root, None, import.for_each.as_ref(), false)?.instances(),
             };
             for (_, instance) in instances {
-                if self.import_to(&import.to, &instance)?.as_ref() != Some(addr) {
+                if self.import_to(root, &import.to, &instance)?.as_ref() != Some(addr) {
                     continue;
                 }
-                let id = self.values().eval(&import.id, &instance)?;
+                let id = root.eval(&import.id, &instance)?;
                 return match id.as_str() {
                     Some(s) if id.is_known() && !s.is_empty() => Ok(Some(s.to_string())),
                     _ => Err(Diagnostic::error(
@@ -52,6 +52,7 @@ impl<P> Planner<'_, '_, P> {
     /// block's `for_each`.
     fn import_to(
         &self,
+        scope: &crate::eval::module::ModuleValues,
         to: &crate::config::Expr,
         instance: &Instance,
     ) -> Result<Option<ResourceInstanceAddr>, Diagnostics> {
@@ -74,7 +75,7 @@ impl<P> Planner<'_, '_, P> {
                         expr: e.clone(),
                         file: to.file.clone(),
                     };
-                    let v = self.values().eval(&key, instance)?;
+                    let v = scope.eval(&key, instance)?;
                     match (v.as_str(), v.as_number().and_then(|n| n.to_i64())) {
                         (Some(s), _) => text.push_str(&format!("[{}]", serde_json::json!(s))),
                         (_, Some(n)) => text.push_str(&format!("[{n}]")),
