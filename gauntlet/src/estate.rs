@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use engine::addr::ResourceInstanceAddr;
 use serde::Deserialize;
 
+use crate::corpus::{self, Checkouts, CorpusError, Source};
 use crate::stage::{Breaks, Toggle};
 
 /// Why an estate cannot be run.
@@ -33,6 +34,8 @@ pub enum EstateError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path}: {source}")]
+    Corpus { path: PathBuf, source: CorpusError },
 }
 
 /// `estate.toml` as written.
@@ -49,6 +52,9 @@ pub struct RawManifest {
     #[serde(default)]
     pub knobs: RawKnobs,
     pub neighbour: Option<RawNeighbour>,
+    /// A corpus estate's root: a public repository's folder at a pinned
+    /// commit, in place of files beside the manifest.
+    pub source: Option<Source>,
 }
 
 /// `[neighbour]`: a second estate on the same twin, whose root (a folder
@@ -91,7 +97,7 @@ pub struct Neighbour {
 /// `[knobs]` as written: each names what a stage moves or a BREAK toggle
 /// tampers with; each left out is derived from the root, as a root run
 /// derives it, and a toggle that cannot be aimed without it is refused.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawKnobs {
     pub state_rm_address: Option<String>,
@@ -113,7 +119,7 @@ pub struct RawKnobs {
 }
 
 /// Objects that exist before cold deploy and that no stage may touch.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Preexisting {
     #[serde(default)]
@@ -249,6 +255,8 @@ pub struct Estate {
     /// Files the gauntlet writes into each working copy of the root, by
     /// name: the provider settings and the input variables.
     pub extra_files: Vec<(String, String)>,
+    /// A corpus estate's repository, commit and folder.
+    pub source: Option<Source>,
 }
 
 /// A root and the local modules it calls, in the folder that holds them
@@ -275,6 +283,12 @@ pub fn names(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+/// The `[source]` of the estate `name`'s manifest, for a corpus estate.
+pub fn source_of(dir: &Path, name: &str) -> Option<Source> {
+    let text = fs::read_to_string(dir.join(name).join("estate.toml")).ok()?;
+    toml::from_str::<RawManifest>(&text).ok()?.source
 }
 
 /// A name an estate may have: lower-case letters, digits and dashes.
@@ -337,12 +351,6 @@ impl Estate {
                 k.resurrected_parameter.is_none(),
                 "puts back the destroyed parameter knobs.resurrected_parameter names",
             ),
-            Toggle::CountDown => (
-                k.count_block
-                    .as_ref()
-                    .is_none_or(|b| b.type_name != "aws_ssm_parameter"),
-                "puts the destroyed parameter back, so it needs knobs.count_block naming an aws_ssm_parameter block",
-            ),
             Toggle::NoopMarkers | Toggle::TeardownEngine | Toggle::TeardownSurvivors => (
                 k.lost_preexisting_queue.is_none(),
                 "tampers with the pre-existing queue knobs.lost_preexisting_queue names",
@@ -355,9 +363,10 @@ impl Estate {
                 !s3_object() || self.preexisting.buckets.is_empty(),
                 "copies an [[undeclared]] s3_object into a [preexisting] bucket",
             ),
-            Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
-                (self.neighbour.is_none(), "tampers with the [neighbour] estate")
-            }
+            Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => (
+                self.neighbour.is_none(),
+                "tampers with the [neighbour] estate",
+            ),
             _ => (false, ""),
         };
         missing.then_some(why)
@@ -379,8 +388,13 @@ impl Estate {
         })
     }
 
-    /// Load and check `dir/<name>`.
-    pub fn load(estates_dir: &Path, name: &str) -> Result<Estate, EstateError> {
+    /// Load and check `dir/<name>`; a corpus estate's root is brought
+    /// through `checkouts`.
+    pub fn load(
+        estates_dir: &Path,
+        name: &str,
+        checkouts: &Checkouts,
+    ) -> Result<Estate, EstateError> {
         let dir = estates_dir.join(name);
         let manifest_path = dir.join("estate.toml");
         if !valid_name(name) || !manifest_path.is_file() {
@@ -400,6 +414,9 @@ impl Estate {
             path: manifest_path.clone(),
             message: e.to_string().trim_end().to_owned(),
         })?;
+        if let Some(source) = raw.source.clone() {
+            return Self::corpus(name, &manifest_path, raw, source, checkouts);
+        }
         let root = scan_root(&dir)?;
         check_live_block(&dir.join("live.hcl"), name, "the estate's folder")?;
         if !root.provider_block {
@@ -440,6 +457,49 @@ impl Estate {
         };
         let mut estate = Self::check(name, dir, &manifest_path, raw, root)?;
         estate.neighbour = neighbour;
+        Ok(estate)
+    }
+
+    /// A corpus estate: its root brought from the repository at the
+    /// commit, then run as a root run is (every stage derives its moves
+    /// from the root), under the manifest's name and words.
+    fn corpus(
+        name: &str,
+        path: &Path,
+        raw: RawManifest,
+        source: Source,
+        checkouts: &Checkouts,
+    ) -> Result<Estate, EstateError> {
+        let bad = |message: String| EstateError::Malformed {
+            path: path.to_owned(),
+            message,
+        };
+        if raw.lane != "aws" {
+            return Err(bad(format!(
+                "lane = {:?}: this gauntlet runs the aws lane only",
+                raw.lane
+            )));
+        }
+        if raw.description.trim().is_empty() {
+            return Err(bad("description is empty".into()));
+        }
+        if raw.knobs != RawKnobs::default()
+            || raw.preexisting != Preexisting::default()
+            || !raw.undeclared.is_empty()
+            || raw.neighbour.is_some()
+        {
+            return Err(bad(
+                "a corpus estate ([source]) names no [knobs], [preexisting], [[undeclared]] or [neighbour]: its stages derive their moves from the root, as a root run's do".into(),
+            ));
+        }
+        let root = corpus::checkout(&source, checkouts).map_err(|e| EstateError::Corpus {
+            path: path.to_owned(),
+            source: e,
+        })?;
+        let mut estate = Self::from_root(&root, name, &RootArgs::default())?;
+        estate.description = raw.description.trim().to_owned();
+        estate.set = raw.set;
+        estate.source = Some(source);
         Ok(estate)
     }
 
@@ -599,6 +659,7 @@ impl Estate {
                 crate::substrate::provider_override(None),
             )],
             dir,
+            source: None,
         })
     }
 }
@@ -711,6 +772,7 @@ impl Estate {
             modules,
             remote_sources: root.remote_sources,
             extra_files,
+            source: None,
         })
     }
 
@@ -747,6 +809,9 @@ impl Estate {
         self.resource_types.extend(found.resource_types);
         self.resource_types.sort();
         self.resource_types.dedup();
+        if self.source.is_some() || self.set != "root" {
+            return Ok(());
+        }
         self.description = root_description(
             &self.dir,
             self.resource_types.len(),
@@ -1097,6 +1162,14 @@ fn check_live_block(path: &Path, name: &str, whence: &str) -> Result<(), EstateE
 mod tests {
     use super::*;
 
+    /// Where a test's estates would bring a corpus root from: nowhere.
+    fn no_checkouts() -> Checkouts {
+        Checkouts {
+            source_dir: None,
+            cache: PathBuf::from("/nonexistent/gauntlet-sources"),
+        }
+    }
+
     /// A root calling a git module: what init installed joins the root's
     /// types and its page's words; a module of another provider stops it.
     #[test]
@@ -1195,7 +1268,7 @@ concurrent_queue = "p-concurrent"
     #[test]
     fn a_good_manifest_checks() {
         let d = estate_dir(MANIFEST, "live { estate = \"e1\" }\n");
-        let e = Estate::load(d.path(), "e1").unwrap();
+        let e = Estate::load(d.path(), "e1", &no_checkouts()).unwrap();
         assert_eq!(e.resource_types, ["aws_sqs_queue"]);
         assert_eq!(e.region, "us-east-1");
         assert_eq!(
@@ -1209,7 +1282,7 @@ concurrent_queue = "p-concurrent"
     fn knobs_left_out_are_derived_and_the_toggles_needing_them_refused() {
         let bare = &MANIFEST[..MANIFEST.find("[knobs]").unwrap()];
         let d = estate_dir(bare, "live { estate = \"e1\" }\n");
-        let e = Estate::load(d.path(), "e1").unwrap();
+        let e = Estate::load(d.path(), "e1", &no_checkouts()).unwrap();
         assert!(e.knobs.state_rm_address.is_none() && e.knobs.renamed.is_none());
         assert_eq!(e.scratch_names().concurrent_queue, "gauntlet-e1-concurrent");
         // Aimed at what the root shows: an object by ARN, a derived block.
@@ -1232,7 +1305,9 @@ concurrent_queue = "p-concurrent"
 
         let half = format!("{bare}[knobs]\nrenamed_block = \"aws_sqs_queue.q\"\n");
         let d = estate_dir(&half, "live { estate = \"e1\" }\n");
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("name both or neither"), "{msg}");
     }
 
@@ -1240,7 +1315,9 @@ concurrent_queue = "p-concurrent"
     fn unknown_estates_are_named_with_the_known_ones() {
         let d = estate_dir(MANIFEST, "live { estate = \"e1\" }\n");
         for name in ["nope", "../e1", ""] {
-            let msg = Estate::load(d.path(), name).unwrap_err().to_string();
+            let msg = Estate::load(d.path(), name, &no_checkouts())
+                .unwrap_err()
+                .to_string();
             assert!(msg.contains("known estates: e1"), "{msg}");
         }
     }
@@ -1251,7 +1328,9 @@ concurrent_queue = "p-concurrent"
             &MANIFEST.replace("lane = \"aws\"", "lane = aws"),
             "live { estate = \"e1\" }",
         );
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(
             msg.contains("estate.toml") && msg.contains("line 4"),
             "{msg}"
@@ -1261,7 +1340,9 @@ concurrent_queue = "p-concurrent"
             &MANIFEST.replace("[knobs]", "[knobs]\nextra = 1"),
             "live { estate = \"e1\" }",
         );
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("unknown field `extra`"), "{msg}");
     }
 
@@ -1271,21 +1352,27 @@ concurrent_queue = "p-concurrent"
             &MANIFEST.replace("aws_sqs_queue.q\"", "aws_sns_topic.t\""),
             "live { estate = \"e1\" }",
         );
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("declares no aws_sns_topic"), "{msg}");
 
         let d = estate_dir(
             &MANIFEST.replace("queues = [\"keep\"]", "queues = [\"other\"]"),
             "live { estate = \"e1\" }",
         );
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("lost_preexisting_queue"), "{msg}");
 
         let d = estate_dir(
             &MANIFEST.replace("\"aws_sqs_queue.q\"", "\"aws_sqs_queue\""),
             "live { estate = \"e1\" }",
         );
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("state_rm_address"), "{msg}");
     }
 
@@ -1294,7 +1381,9 @@ concurrent_queue = "p-concurrent"
         let neighbour = "\n[neighbour]\nroot = \"app\"\nestate = \"e1-app\"\nqueue_policy = \"q\"\nsubscription_topic = \"t\"\nsubscription_queue = \"q\"\nattachment_role = \"r\"\nattachment_policy = \"p\"\ntable = \"s\"\ntable_tag = \"owner\"\ntable_tag_value = \"app\"\n";
         let manifest = format!("{MANIFEST}{neighbour}");
         let d = estate_dir(&manifest, "live { estate = \"e1\" }\n");
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(
             msg.contains("neighbour.root = \"app\" is not a folder"),
             "{msg}"
@@ -1308,11 +1397,13 @@ concurrent_queue = "p-concurrent"
         )
         .unwrap();
         fs::write(app.join("live.hcl"), "live { estate = \"e1\" }\n").unwrap();
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("but neighbour.estate is \"e1-app\""), "{msg}");
 
         fs::write(app.join("live.hcl"), "live { estate = \"e1-app\" }\n").unwrap();
-        let e = Estate::load(d.path(), "e1").unwrap();
+        let e = Estate::load(d.path(), "e1", &no_checkouts()).unwrap();
         let n = e.neighbour.unwrap();
         assert_eq!((n.parts.estate.as_str(), n.blocks), ("e1-app", 2));
         assert_eq!(n.root_files, [app.join("main.tf")]);
@@ -1326,9 +1417,63 @@ concurrent_queue = "p-concurrent"
     #[test]
     fn the_live_block_must_name_the_estate() {
         let d = estate_dir(MANIFEST, "live { estate = \"other\" }\n");
-        let msg = Estate::load(d.path(), "e1").unwrap_err().to_string();
+        let msg = Estate::load(d.path(), "e1", &no_checkouts())
+            .unwrap_err()
+            .to_string();
         assert!(
             msg.contains("live.hcl") && msg.contains("\"other\""),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_corpus_estate_runs_a_repository_folder_at_its_commit() {
+        let d = tempfile::tempdir().unwrap();
+        let clone = d.path().join("clone");
+        let root = "provider \"aws\" {\n  region = \"eu-west-1\"\n}\n\nmodule \"q\" {\n  source = \"../../\"\n}\n";
+        let rev = crate::corpus::test_repo(&clone, "examples/simple", root, "# later\n");
+        let estates = d.path().join("estates");
+        let manifest = |extra: &str| {
+            fs::create_dir_all(estates.join("corpus-q")).unwrap();
+            fs::write(
+                estates.join("corpus-q/estate.toml"),
+                format!("description = \"q\"\nset = \"corpus\"\nlane = \"aws\"\n{extra}\n[source]\ngit = \"https://example.com/q\"\nrev = \"{rev}\"\npath = \"examples/simple\"\n"),
+            )
+            .unwrap();
+        };
+        manifest("");
+        let at = Checkouts {
+            source_dir: Some(clone),
+            cache: d.path().join("cache"),
+        };
+        let e = Estate::load(&estates, "corpus-q", &at).unwrap();
+        assert_eq!(
+            e.dir,
+            d.path().join("cache").join(&rev).join("examples/simple")
+        );
+        assert_eq!((e.set.as_str(), e.description.as_str()), ("corpus", "q"));
+        assert_eq!(e.source.as_ref().unwrap().rev, rev);
+        assert_eq!(e.region, "eu-west-1");
+        assert!(
+            e.modules.is_some(),
+            "the repository's own module beside the root"
+        );
+        assert_eq!(source_of(&estates, "corpus-q"), e.source);
+
+        manifest("[knobs]\nremoved_block = \"aws_sqs_queue.q\"\n");
+        let msg = Estate::load(&estates, "corpus-q", &at)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("a corpus estate ([source]) names no [knobs]"),
+            "{msg}"
+        );
+        manifest("");
+        let msg = Estate::load(&estates, "corpus-q", &no_checkouts())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("estate.toml") && msg.contains("fetching"),
             "{msg}"
         );
     }

@@ -124,6 +124,9 @@ pub struct RunRecord {
     /// Why the run stopped before its stages finished, if it did.
     pub error: Option<String>,
     pub reproduce: String,
+    /// A corpus estate's repository, commit and folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::corpus::Source>,
 }
 
 impl RunRecord {

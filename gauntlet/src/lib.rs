@@ -13,6 +13,7 @@ pub mod browser;
 pub mod chart;
 pub mod choudoufu;
 pub mod clock;
+pub mod corpus;
 pub mod edit;
 pub mod estate;
 pub mod evidence;

@@ -38,43 +38,7 @@ struct Dirs {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run every stage of one estate and write its evidence page.
-    Run {
-        /// The estate's name: a folder under estates/.
-        #[arg(required_unless_present = "root")]
-        estate: Option<String>,
-        /// Run any terraform root of the aws provider instead, with no
-        /// manifest: the stages that need none, the others named on the
-        /// page as not run.
-        #[arg(long, value_name = "DIR", conflicts_with = "estate")]
-        root: Option<PathBuf>,
-        /// The name of a root run's page [default: the root folder's name].
-        #[arg(long, value_name = "NAME", requires = "root")]
-        name: Option<String>,
-        /// A root's input variable, as terraform's -var takes it (repeatable).
-        #[arg(long = "var", value_name = "NAME=VALUE", requires = "root", value_parser = parse_var)]
-        vars: Vec<(String, String)>,
-        /// A file of a root's input variables, as terraform's -var-file
-        /// takes it (repeatable).
-        #[arg(long = "var-file", value_name = "FILE", requires = "root")]
-        var_files: Vec<PathBuf>,
-        /// Turn on a BREAK toggle (repeatable); BREAK_<NAME>=1 does the same.
-        /// A root run takes the toggles whose target it derives, and refuses
-        /// those that tamper with what only a manifest names.
-        #[arg(long = "break", value_name = "NAME")]
-        breaks: Vec<Toggle>,
-        /// Loopback ports for the estate and oracle twins, as A,B; free ones
-        /// are chosen when left out.
-        #[arg(long, value_name = "A,B", value_parser = parse_ports)]
-        ports: Option<(u16, u16)>,
-        /// Run no stage after this one (a stage name such as cold-deploy).
-        #[arg(long, value_name = "STAGE")]
-        stop_after: Option<StageId>,
-        #[command(flatten)]
-        dirs: Dirs,
-        /// Scratch space for working copies and logs [default: .gauntlet/<estate>].
-        #[arg(long, value_name = "DIR")]
-        work_dir: Option<PathBuf>,
-    },
+    Run(Box<RunArgs>),
     /// List the estates and their last verdicts.
     List {
         #[command(flatten)]
@@ -96,6 +60,52 @@ enum Cmd {
     Breaks,
     /// Check the machine and install the pinned emulator and witness.
     Provision,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The estate's name: a folder under estates/.
+    #[arg(required_unless_present = "root")]
+    estate: Option<String>,
+    /// Run any terraform root of the aws provider instead, with no
+    /// manifest: the stages that need none, the others named on the
+    /// page as not run.
+    #[arg(long, value_name = "DIR", conflicts_with = "estate")]
+    root: Option<PathBuf>,
+    /// The name of a root run's page [default: the root folder's name].
+    #[arg(long, value_name = "NAME", requires = "root")]
+    name: Option<String>,
+    /// A root's input variable, as terraform's -var takes it (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE", requires = "root", value_parser = parse_var)]
+    vars: Vec<(String, String)>,
+    /// A file of a root's input variables, as terraform's -var-file
+    /// takes it (repeatable).
+    #[arg(long = "var-file", value_name = "FILE", requires = "root")]
+    var_files: Vec<PathBuf>,
+    /// Turn on a BREAK toggle (repeatable); BREAK_<NAME>=1 does the same.
+    /// A root run takes the toggles whose target it derives, and refuses
+    /// those that tamper with what only a manifest names.
+    #[arg(long = "break", value_name = "NAME")]
+    breaks: Vec<Toggle>,
+    /// Loopback ports for the estate and oracle twins, as A,B; free ones
+    /// are chosen when left out.
+    #[arg(long, value_name = "A,B", value_parser = parse_ports)]
+    ports: Option<(u16, u16)>,
+    /// Run no stage after this one (a stage name such as cold-deploy).
+    #[arg(long, value_name = "STAGE")]
+    stop_after: Option<StageId>,
+    #[command(flatten)]
+    dirs: Dirs,
+    /// Scratch space for working copies and logs [default: .gauntlet/<estate>].
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+    /// A corpus estate's repository: a local clone (bare or not) holding
+    /// the commit its manifest pins, instead of fetching it.
+    #[arg(long, value_name = "DIR", conflicts_with = "root")]
+    source_dir: Option<PathBuf>,
+    /// Where corpus estates' trees are kept, by commit.
+    #[arg(long, value_name = "DIR", default_value = ".gauntlet/sources")]
+    source_cache: PathBuf,
 }
 
 fn parse_var(s: &str) -> Result<(String, String), String> {
@@ -160,18 +170,21 @@ fn real_main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let root = workspace();
     match cli.command {
-        Cmd::Run {
-            estate,
-            root: root_dir,
-            name,
-            vars,
-            var_files,
-            breaks,
-            ports,
-            stop_after,
-            dirs,
-            work_dir,
-        } => {
+        Cmd::Run(args) => {
+            let RunArgs {
+                estate,
+                root: root_dir,
+                name,
+                vars,
+                var_files,
+                breaks,
+                ports,
+                stop_after,
+                dirs,
+                work_dir,
+                source_dir,
+                source_cache,
+            } = *args;
             let breaks = Breaks::new(&breaks, |k| std::env::var(k).ok());
             let (estate, from_root) = match root_dir {
                 Some(dir) => {
@@ -190,6 +203,10 @@ fn real_main() -> anyhow::Result<ExitCode> {
                 breaks,
                 ports,
                 stop_after,
+                checkouts: gauntlet::corpus::Checkouts {
+                    source_dir,
+                    cache: root.join(source_cache),
+                },
                 root,
                 estate,
             };
@@ -233,6 +250,9 @@ fn real_main() -> anyhow::Result<ExitCode> {
                         r.commit
                     ),
                     None => println!("{name:<width$}  never run"),
+                }
+                if let Some(source) = estate::source_of(&estates_dir, &name) {
+                    println!("{:<width$}  root: {}", "", source.describe());
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -69,6 +69,9 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Evidence · {}\n", r.estate);
     let _ = writeln!(md, "{}\n", r.description);
+    if let Some(source) = &r.source {
+        let _ = writeln!(md, "{}\n", source_line(source));
+    }
     let _ = writeln!(md, "Set: {}. Lane: {}.\n", r.set, r.lane);
     let _ = writeln!(md, "**{}**\n", r.verdict_line());
     if !r.breaks.is_empty() {
@@ -178,6 +181,14 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
     let _ = writeln!(md, "{NEEDS}\n\n{BREAKS}\n");
     md.push_str(&toggles_markdown());
     md
+}
+
+/// Where a corpus estate's root comes from, in words.
+pub fn source_line(s: &crate::corpus::Source) -> String {
+    format!(
+        "Root: {}. The gauntlet brings the repository's tree at that commit; nothing of it is kept in this project.",
+        s.describe()
+    )
 }
 
 /// What changed since the previous run, as Markdown.
@@ -361,6 +372,7 @@ pub(crate) mod tests {
             plans: vec![],
             error: None,
             reproduce: "cargo run -p gauntlet -- run e".into(),
+            source: None,
         }
     }
 
@@ -381,6 +393,31 @@ pub(crate) mod tests {
         let reproduce = md.split("## Reproduce it").nth(1).unwrap();
         assert!(reproduce.contains("cargo run -p gauntlet -- run e"));
         assert!(reproduce.contains("| `cold-markers` | `BREAK_COLD_MARKERS=1` | Cold deploy |"));
+    }
+
+    #[test]
+    fn a_corpus_page_names_its_repository_commit_and_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let mut r = record();
+        r.source = Some(crate::corpus::Source {
+            git: "https://github.com/terraform-aws-modules/terraform-aws-vpc".into(),
+            rev: "7c1f791efd61f326ed6102d564d1a65d1eceedf0".into(),
+            path: "examples/simple".into(),
+            tag: Some("v5.21.0".into()),
+        });
+        let (json, md) = write(d.path(), &r).unwrap();
+        let md = fs::read_to_string(md).unwrap();
+        assert!(
+            md.contains("Root: https://github.com/terraform-aws-modules/terraform-aws-vpc, commit 7c1f791efd61f326ed6102d564d1a65d1eceedf0 (tag v5.21.0), folder examples/simple."),
+            "{md}"
+        );
+        let back: RunRecord = serde_json::from_str(&fs::read_to_string(json).unwrap()).unwrap();
+        assert_eq!(back.source, r.source);
+        let html = crate::site::estate_html(&r, &[], None, None);
+        assert!(
+            html.contains("commit 7c1f791efd61f326ed6102d564d1a65d1eceedf0"),
+            "{html}"
+        );
     }
 
     #[test]

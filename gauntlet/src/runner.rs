@@ -44,6 +44,8 @@ pub struct Options {
     pub breaks: Breaks,
     /// Run no stage after this one.
     pub stop_after: Option<StageId>,
+    /// Where a corpus estate's root comes from.
+    pub checkouts: crate::corpus::Checkouts,
 }
 
 /// Why a run stopped before its stages were done.
@@ -156,6 +158,7 @@ pub fn run(opts: &Options) -> RunRecord {
         breaks: opts.breaks.names(),
         error: None,
         reproduce: reproduce(opts),
+        source: None,
     };
     let result = execute(&clock, opts, &mut record);
     clock.finish();
@@ -332,8 +335,16 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     record.versions.aws_provider = pins.oracle.aws_provider.clone();
     let mut estate = match &opts.from_root {
         Some((dir, args)) => Estate::from_root(dir, &opts.estate, args)?,
-        None => Estate::load(&opts.estates_dir, &opts.estate)?,
+        None => Estate::load(&opts.estates_dir, &opts.estate, &opts.checkouts)?,
     };
+    if let Some(source) = &estate.source {
+        record.source = Some(source.clone());
+        record.reproduce = format!(
+            "{}
+# it fetches {} at {}; where the network does not reach it, add --source-dir <a local clone of it>",
+            record.reproduce, source.git, source.rev
+        );
+    }
     estate.check_breaks(&opts.breaks)?;
     record.description = estate.description.clone();
     record.set = estate.set.clone();
@@ -416,11 +427,11 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     // The engine runs in the estate twin's working copy, beside the state
     // stock's cold deploy writes there, with the estate's live settings.
     let engine_dir = oracles[Side::Estate as usize].dir.clone();
-    // A root run names its estate itself; a root's own live.hcl, if it has
-    // one, is not the run's.
+    // A root run and a corpus estate name their estate themselves; a
+    // root's own live.hcl, if it has one, is not the run's.
     let live = engine_dir.join("live.hcl");
-    match &opts.from_root {
-        Some(_) => fs::write(
+    match (&opts.from_root, &estate.source) {
+        (Some(_), _) | (None, Some(_)) => fs::write(
             &live,
             format!(
                 "# Written by the gauntlet: the engine's settings for this run.\nlive {{\n  estate = \"{}\"\n}}\n",
@@ -428,7 +439,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
             ),
         )
         .map_err(io(&live))?,
-        None => {
+        (None, None) => {
             let from = estate.dir.join("live.hcl");
             fs::copy(&from, &live).map_err(io(&from))?;
         }

@@ -586,8 +586,12 @@ pub fn estate_html(
         format!("<a href=\"history/{e}.jsonl\">History</a>")
     };
     let mut h = format!(
-        "<nav><a href=\"index.html\">All estates</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n<p>Set: {}. Lane: {}.</p>\n<p class=\"verdict {}\"><strong>{}</strong></p>\n",
+        "<nav><a href=\"index.html\">All estates</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n{}<p>Set: {}. Lane: {}.</p>\n<p class=\"verdict {}\"><strong>{}</strong></p>\n",
         escape(&r.description),
+        r.source.as_ref().map_or(String::new(), |s| format!(
+            "<p>{}</p>\n",
+            escape(&crate::report::source_line(s))
+        )),
         escape(&r.set),
         escape(&r.lane),
         if clear(r) { "clear" } else { "red" },

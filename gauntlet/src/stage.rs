@@ -177,7 +177,8 @@ pub enum Toggle {
     /// Rename: a `moved` block plans no add and no destroy, one in-place
     /// rewrite of the address marker, where stock plans zero churn. Broken by
     /// also changing the queue's name on the estate twin before the plan (an
-    /// identity change, so a replacement), put back before the apply.
+    /// identity change, so a replacement), put back before the apply; on a
+    /// root of module calls, by leaving the `moved` block out.
     RenameInPlace,
     /// Rename: the same object carries the new tofu-address and the next
     /// plan is empty. Broken by writing the old address back on the queue
@@ -192,7 +193,8 @@ pub enum Toggle {
     RemoveUntouched,
     /// Change count: lowering the count destroys exactly the top index, as
     /// stock plans it. Broken by putting that object back out of band
-    /// before the read (and deleting it after).
+    /// before the read (and deleting it after), where it is a parameter;
+    /// otherwise by keeping the estate twin's count for the plan and apply.
     CountDown,
     /// Change count: raising it back creates exactly that index and the next
     /// plan is empty. Broken by deleting the created object before the read.
@@ -509,7 +511,7 @@ impl Toggle {
                 "tampers the object again after the apply, before the read"
             }
             Toggle::RenameInPlace => {
-                "also changes the renamed queue's name (a root run: adds a tag to the renamed block) on the estate twin before the plan"
+                "also changes the renamed queue's name (a root run: adds a tag to the renamed block; on a root of module calls, leaves the moved block out) on the estate twin before the plan"
             }
             Toggle::RenameMarker => {
                 "writes the old tofu-address back on the renamed object before the read"
@@ -530,12 +532,14 @@ impl Toggle {
             }
             Toggle::ReviewRefused => "leaves the live system as it was before the first apply",
             Toggle::ReviewApplied => "removes the applied tag before the read",
-            Toggle::RemoveDestroy => "keeps the block on the estate twin for the plan and apply",
+            Toggle::RemoveDestroy => {
+                "keeps the block (on a root of module calls, the call) on the estate twin for the plan and apply"
+            }
             Toggle::RemoveUntouched => {
                 "deletes one undeclared object after the apply, before the read"
             }
             Toggle::CountDown => {
-                "puts the destroyed parameter back out of band before the read"
+                "puts the destroyed parameter back out of band before the read (any other block, or a module call: keeps the estate twin's count as it was for the plan and apply)"
             }
             Toggle::CountUp => {
                 "deletes the created parameter (a root run: takes its object's tofu-address away) before the read"

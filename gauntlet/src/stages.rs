@@ -21,6 +21,7 @@ use crate::witness::{Handle, Inventory, Kind, Witness, WitnessError};
 
 use kit::both_ok;
 
+mod calls;
 mod claim;
 pub mod crash;
 pub mod day_two;

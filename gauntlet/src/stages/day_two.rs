@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::choudoufu::{Action, Applied, EnginePlan};
 
-use crate::edit;
+use crate::edit::{self, Block};
 use crate::estate::Undeclared;
 use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
@@ -671,15 +671,10 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     // its cold address: Rename moved the first.
     let block = &match &estate.knobs.removed_block {
         Some(b) => b.clone(),
-        None => super::derive::single_blocks(lane, cold, false)?
-            .last()
-            .map(|i| i.addr.clone())
-            .ok_or_else(|| {
-                StepError::NotDerived(format!(
-                    "{} (Rename takes the first such block)",
-                    super::derive::NO_SINGLE_BLOCK
-                ))
-            })?,
+        None => match super::derive::single_blocks(lane, cold, false)?.last() {
+            Some(i) => i.addr.clone(),
+            None => return super::calls::remove(lane, cold),
+        },
     };
     let insts: Vec<&StateInstance> = cold
         .estate_state
@@ -700,7 +695,7 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
             continue;
         }
         if !edit_root(&t.oracle.dir, |s| {
-            edit::remove_block(s, &block.type_name, &block.name)
+            edit::remove_block(s, &Block::resource(&block.type_name, &block.name))
         })? {
             return Err(StepError::Knob(format!(
                 "knobs.removed_block: no file of the {}'s root holds resource \"{}\" \"{}\"",
@@ -733,7 +728,7 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     if breaks.on(Toggle::RemoveDestroy) {
         // Leave the estate twin as the oracle twin is: block and object gone.
         edit_root(&e.oracle.dir, |s| {
-            edit::remove_block(s, &block.type_name, &block.name)
+            edit::remove_block(s, &Block::resource(&block.type_name, &block.name))
         })?;
         // A parameter is deleted with the AWS CLI; any other object is
         // left to the engine's next apply, which finds it by its markers
@@ -838,11 +833,10 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let e = lane.estate_twin();
     let block = &match &estate.knobs.count_block {
         Some(b) => b.clone(),
-        None => super::derive::counted_block(lane, cold)?.ok_or_else(|| {
-            StepError::NotDerived(
-                "no block of the root's own folder has a count argument, objects the tagging API lists and nothing else referring to it".into(),
-            )
-        })?,
+        None => match super::derive::counted_block(lane, cold)? {
+            Some(b) => b,
+            None => return super::calls::change_count(lane, cold),
+        },
     };
     let mut insts: Vec<&StateInstance> = cold
         .estate_state
@@ -864,10 +858,16 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let top_addr = top.addr.to_string();
     let top_id = kind.identity(top)?;
     let top_value = top.values["value"].as_str().unwrap_or("").to_owned();
-    let set = |to: usize| -> Result<(), StepError> {
+    // A parameter is put back out of band under CountDown; any other
+    // object cannot be, so the estate twin keeps its count instead.
+    let keep_count = lane.breaks.on(Toggle::CountDown) && kind != Kind::Parameter;
+    let set = |to: usize, skip_estate: bool| -> Result<(), StepError> {
         for t in &lane.twins {
+            if skip_estate && t.side == Side::Estate {
+                continue;
+            }
             if !edit_root(&t.oracle.dir, |s| {
-                edit::set_count(s, &block.type_name, &block.name, to)
+                edit::set_count(s, &Block::resource(&block.type_name, &block.name), to)
             })? {
                 return Err(StepError::Knob(format!(
                     "knobs.count_block: no file of the {}'s root holds resource \"{}\" \"{}\" with a count",
@@ -880,17 +880,31 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
 
     // Down by one.
     clock.say(&format!("Change count: {block} from {n} to {}", n - 1));
-    set(n - 1)?;
+    set(n - 1, keep_count)?;
     let (ep_down, sp_down) = both_plans(lane, "count-down.tfplan")?;
     let mut down = same_as_stock(&ep_down, &sp_down, &[(top_addr.clone(), Action::Delete)]);
     let applied = both_apply(lane, "count-down.tfplan")?;
+    let put_back = kind == Kind::Parameter;
     let tamper = lane.tamper(
         Toggle::CountDown,
-        || Ok(e.witness.put_parameter(&top_id, &top_value)?),
-        |()| Ok(e.witness.delete_parameter(&top_id)?),
+        || match put_back {
+            true => Ok(e.witness.put_parameter(&top_id, &top_value)?),
+            false => Ok(()),
+        },
+        |()| match put_back {
+            true => Ok(e.witness.delete_parameter(&top_id)?),
+            false => Ok(()),
+        },
     )?;
     let live = e.witness.inventory(&lane.kinds)?;
     tamper.restore()?;
+    if keep_count {
+        // The estate twin as the oracle twin is now.
+        edit_root(&e.oracle.dir, |s| {
+            edit::set_count(s, &Block::resource(&block.type_name, &block.name), n - 1)
+        })?;
+        lane.engine.apply(clock, false)?;
+    }
     let others: Vec<String> = insts
         .iter()
         .filter(|i| i.addr.to_string() != top_addr)
@@ -924,7 +938,7 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
 
     // Back up.
     clock.say(&format!("Change count: {block} from {} back to {n}", n - 1));
-    set(n)?;
+    set(n, false)?;
     let (ep_up, sp_up) = both_plans(lane, "count-up.tfplan")?;
     let mut up = same_as_stock(&ep_up, &sp_up, &[(top_addr.clone(), Action::Create)]);
     let applied = both_apply(lane, "count-up.tfplan")?;

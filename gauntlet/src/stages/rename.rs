@@ -6,10 +6,12 @@
 //! is one in-place update confined to the `tofu-address` tag, never an add
 //! and a destroy.
 
+use std::collections::BTreeMap;
+
 use engine::addr::ResourceInstanceAddr;
 
 use crate::choudoufu::{Action, Applied, EnginePlan};
-use crate::edit;
+use crate::edit::{self, Block};
 use crate::oracle::Plan;
 use crate::stage::Toggle;
 use crate::substrate::Side;
@@ -24,7 +26,7 @@ use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinV
 /// The lines of the engine's plan for `addr` that change something, other
 /// than the `tags`/`tags_all` openings and the `tofu-address` lines: empty
 /// when the update is confined to the address marker.
-fn beyond_the_marker(plan: &EnginePlan, addr: &str) -> Vec<String> {
+pub(super) fn beyond_the_marker(plan: &EnginePlan, addr: &str) -> Vec<String> {
     let opening = format!("# {addr} will be updated in-place");
     let mut out = Vec::new();
     let mut inside = false;
@@ -69,10 +71,12 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     let (from, to) = match &estate.knobs.renamed {
         Some(pair) => pair.clone(),
         None => {
-            let from = super::derive::single_blocks(lane, cold, false)?
+            let Some(from) = super::derive::single_blocks(lane, cold, false)?
                 .first()
                 .map(|i| i.addr.clone())
-                .ok_or_else(|| StepError::NotDerived(super::derive::NO_SINGLE_BLOCK.into()))?;
+            else {
+                return super::calls::rename(lane, cold);
+            };
             let to = ResourceInstanceAddr {
                 name: format!("{}_renamed", from.name),
                 ..from.clone()
@@ -107,9 +111,13 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
         // person would write it.
         let header = format!("resource \"{}\" \"{}\" {{", from.type_name, from.name);
         let renamed = edit_root(&t.oracle.dir, |s| {
-            let mut out = edit::rename_block(s, &from.type_name, &from.name, &to.name)?;
+            let mut out =
+                edit::rename_block(s, &Block::resource(&from.type_name, &from.name), &to.name)?;
             if s.lines().any(|l| l.trim_end() == header) {
-                out.push_str(&edit::moved_block(&from.type_name, &from.name, &to.name));
+                out.push_str(&edit::moved_block(
+                    &Block::resource(&from.type_name, &from.name).traversal(),
+                    &Block::resource(&to.type_name, &to.name).traversal(),
+                ));
             }
             Some(out)
         })?;
@@ -128,10 +136,18 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
         Toggle::RenameInPlace,
         || {
             edit_root_saving(&e.oracle.dir, |s| match named {
-                true => edit::set_attribute(s, &to.type_name, &to.name, "name", |_| {
-                    format!("{:?}", format!("{queue}-renamed"))
-                }),
-                false => edit::add_tag(s, &to.type_name, &to.name, "gauntlet-rename", "tampered"),
+                true => edit::set_attribute(
+                    s,
+                    &Block::resource(&to.type_name, &to.name),
+                    "name",
+                    |_| format!("{:?}", format!("{queue}-renamed")),
+                ),
+                false => edit::add_tag(
+                    s,
+                    &Block::resource(&to.type_name, &to.name),
+                    "gauntlet-rename",
+                    "tampered",
+                ),
             })
         },
         put_back,
@@ -199,32 +215,7 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     let tags = handle.tags(&e.witness)?;
     tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
-    let marker = match &tags {
-        None => Err(format!("the AWS CLI no longer finds {object}")),
-        Some(t) => {
-            let address = t.get(ADDRESS_KEY).map(String::as_str);
-            let owner = t.get(ESTATE_KEY).map(String::as_str);
-            if address == Some(to_s.as_str())
-                && owner == Some(estate.name.as_str())
-                && replan.is_empty()
-            {
-                Ok(format!(
-                    "the AWS CLI reads the same {object} carrying {ADDRESS_KEY}={to} and {ESTATE_KEY}={}; the next plan is empty ({})",
-                    estate.name,
-                    replan.summary_line()
-                ))
-            } else {
-                Err(format!(
-                    "{object} carries {ADDRESS_KEY}={} and {ESTATE_KEY}={}, where {to} and {} are expected; the next plan: {} ({})",
-                    address.unwrap_or("(none)"),
-                    owner.unwrap_or("(none)"),
-                    estate.name,
-                    replan.summary_line(),
-                    replan.describe()
-                ))
-            }
-        }
-    };
+    let marker = carries_new_address(&object, tags.as_ref(), &to_s, &estate.name, &replan);
     Ok(StageOutput {
         assertions: vec![
             verdict(Toggle::RenameInPlace, churn),
@@ -242,8 +233,38 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     })
 }
 
+/// Whether `object`, read back with `tags` after the rename, carries the
+/// address marker `to` and the estate's marker, and the next plan is empty.
+pub(super) fn carries_new_address(
+    object: &str,
+    tags: Option<&BTreeMap<String, String>>,
+    to: &str,
+    estate: &str,
+    replan: &EnginePlan,
+) -> Result<String, String> {
+    let Some(t) = tags else {
+        return Err(format!("the AWS CLI no longer finds {object}"));
+    };
+    let address = t.get(ADDRESS_KEY).map(String::as_str);
+    let owner = t.get(ESTATE_KEY).map(String::as_str);
+    if address == Some(to) && owner == Some(estate) && replan.is_empty() {
+        Ok(format!(
+            "the AWS CLI reads the same {object} carrying {ADDRESS_KEY}={to} and {ESTATE_KEY}={estate}; the next plan is empty ({})",
+            replan.summary_line()
+        ))
+    } else {
+        Err(format!(
+            "{object} carries {ADDRESS_KEY}={} and {ESTATE_KEY}={}, where {to} and {estate} are expected; the next plan: {} ({})",
+            address.unwrap_or("(none)"),
+            owner.unwrap_or("(none)"),
+            replan.summary_line(),
+            replan.describe()
+        ))
+    }
+}
+
 /// Stock's plan as addresses and actions, moves included.
-fn describe_stock(plan: &Plan) -> String {
+pub(super) fn describe_stock(plan: &Plan) -> String {
     let v: Vec<String> = plan
         .changes()
         .into_iter()

@@ -2,7 +2,8 @@
 //! was made against.
 //!
 //! Both twins' roots give one queue a `reviewed = "yes"` tag and save a plan
-//! of it. On the estate twin the world then moves out of band (a stray tag
+//! of it (a root run: one block's object, or on a root of module calls
+//! everything a call tags through its `tags` input). On the estate twin the world then moves out of band (a stray tag
 //! on another queue, with the AWS CLI, never the engine) and the engine must
 //! refuse the saved plan with exit 3, applying nothing. With the stray tag
 //! gone the live system is as it was, and the same file applies exactly its
@@ -13,24 +14,51 @@ use std::collections::BTreeMap;
 use engine::addr::ResourceInstanceAddr;
 
 use crate::choudoufu::{Action, Applied};
-use crate::edit;
+use crate::edit::{self, Block};
+use crate::oracle::Plan;
 use crate::oracle::StateInstance;
 use crate::stage::{Assertion, Toggle};
 use crate::substrate::Side;
 use crate::witness::{Handle, Witness};
 
-use super::kit::{edit_root, retag, side_by_side, verdict};
+use super::kit::{edit_root, marked_objects, retag, side_by_side, sorted, verdict};
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
 const REFUSAL: &str = "The approved plan no longer matches the live system";
 const STRAY: (&str, &str) = ("stray", "out-of-band");
 const REVIEWED: (&str, &str) = ("reviewed", "yes");
 
-/// What the stage tags through the saved plan (its object on each twin,
-/// estate twin first), and what it moves out of band on the estate twin:
-/// the manifest's queues, or objects by ARN.
+/// What the saved plan tags: one block, or everything a module call tags
+/// through its `tags` input.
+/// A block comes with its target; a call's is known from stock's plan.
+enum Through {
+    Block(ResourceInstanceAddr, Box<Target>),
+    Call(String),
+}
+
+impl Through {
+    fn block(&self) -> Block<'_> {
+        match self {
+            Through::Block(a, _) => Block::resource(&a.type_name, &a.name),
+            Through::Call(name) => Block::call(name),
+        }
+    }
+}
+
+impl std::fmt::Display for Through {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Through::Block(a, _) => write!(f, "{a}"),
+            Through::Call(name) => write!(f, "module.{name}"),
+        }
+    }
+}
+
+/// The object the stage reads the tag back on (on each twin, estate twin
+/// first), and what it moves out of band on the estate twin: the
+/// manifest's queues, or objects by ARN.
+#[derive(Clone)]
 struct Target {
-    block: ResourceInstanceAddr,
     tagged: [Handle; 2],
     moved: Handle,
 }
@@ -52,7 +80,7 @@ impl Target {
 /// those whose ARN holds a generated id first. A name-keyed object carries
 /// the reviewed tag past its destroy: moto keeps a deleted log group's
 /// tags for the next group of that name, which greenfield apply creates.
-fn derived(lane: &Lane, cold: &ColdOutcome) -> Result<Target, StepError> {
+fn derived(lane: &Lane, cold: &ColdOutcome) -> Result<(ResourceInstanceAddr, Target), StepError> {
     let mut singles = super::derive::single_blocks(lane, cold, true)?;
     singles.sort_by_key(|i| {
         let arn = i.values["arn"].as_str().unwrap_or_default();
@@ -72,10 +100,73 @@ fn derived(lane: &Lane, cold: &ColdOutcome) -> Result<Target, StepError> {
         .ok_or_else(|| {
             StepError::Knob(format!("the oracle twin's state holds no {}", tagged.addr))
         })?;
+    Ok((
+        tagged.addr.clone(),
+        Target {
+            tagged: [Handle::Object(arn(tagged)), Handle::Object(there)],
+            moved: Handle::Object(arn(moved)),
+        },
+    ))
+}
+
+/// On a root of module calls, the first call whose module takes a `tags`
+/// input, by its name now.
+fn tagged_call(lane: &Lane, cold: &ColdOutcome) -> Result<Option<String>, StepError> {
+    let root = &lane.oracle_twin().oracle.dir;
+    for call in super::derive::calls(lane, cold, false)? {
+        let name = super::derive::current_name(lane, &call.name)?;
+        if super::derive::takes_tags(root, &name)? {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
+/// What stock's saved plan for a tag through the call `name` updates:
+/// its in-place updates within the call.
+fn call_updates(plan: &Plan, name: &str) -> Vec<(String, Action)> {
+    let within = |a: &str| {
+        a.strip_prefix(&format!("module.{name}"))
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    };
+    plan.actions()
+        .into_iter()
+        .filter(|(a, x)| *x == Action::Update && within(a))
+        .collect()
+}
+
+/// The target of a tag through a call: the first object stock's plan
+/// updates that carries this estate's address marker on the estate twin
+/// (and the same instance's object on the oracle twin), and a marked
+/// object it does not update to move out of band (the same one when it
+/// updates all of them).
+fn call_target(lane: &Lane, updates: &[(String, Action)]) -> Result<Target, StepError> {
+    let marked = marked_objects(lane)?;
+    let updated = |a: &String| updates.iter().any(|(u, _)| u == a);
+    let (addr, arn) = marked.iter().find(|(a, _)| updated(a)).ok_or_else(|| {
+        StepError::Knob(
+            "stock's saved plan updates no object the tagging API lists with this estate's address marker".into(),
+        )
+    })?;
+    let there = lane
+        .oracle_twin()
+        .oracle
+        .state()?
+        .into_iter()
+        .find(|i| i.addr.to_string() == *addr)
+        .and_then(|i| i.values["arn"].as_str().map(str::to_owned))
+        .ok_or_else(|| {
+            StepError::Knob(format!(
+                "the oracle twin's state holds no {addr} with an ARN"
+            ))
+        })?;
+    let moved = marked
+        .iter()
+        .find(|(a, _)| !updated(a))
+        .map_or(arn, |(_, other)| other);
     Ok(Target {
-        block: tagged.addr.clone(),
-        tagged: [Handle::Object(arn(tagged)), Handle::Object(there)],
-        moved: Handle::Object(arn(moved)),
+        tagged: [Handle::Object(arn.clone()), Handle::Object(there)],
+        moved: Handle::Object(moved.clone()),
     })
 }
 
@@ -89,7 +180,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     // queues, or where it names none the first block of the root's own
     // folder whose object the tagging API lists, and another such object.
     let k = &estate.knobs;
-    let target = match (&k.reviewed_block, &k.stamped_queue) {
+    let through = match (&k.reviewed_block, &k.stamped_queue) {
         (Some(reviewed_block), Some(moved)) => {
             let queue = cold
                 .estate_state
@@ -102,18 +193,29 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
                         reviewed_block
                     ))
                 })?;
-            Target {
-                block: reviewed_block.clone(),
+            let target = Target {
                 tagged: [
                     Handle::Queue(queue.to_owned()),
                     Handle::Queue(queue.to_owned()),
                 ],
                 moved: Handle::Queue(moved.clone()),
-            }
+            };
+            Through::Block(reviewed_block.clone(), Box::new(target))
         }
-        _ => derived(lane, cold)?,
+        _ => match derived(lane, cold) {
+            Ok((block, target)) => Through::Block(block, Box::new(target)),
+            Err(StepError::NotDerived(why)) => match tagged_call(lane, cold)? {
+                Some(name) => Through::Call(name),
+                None => {
+                    return Err(StepError::NotDerived(format!(
+                        "{why}, and no module call of it takes a tags input"
+                    )))
+                }
+            },
+            Err(e) => return Err(e),
+        },
     };
-    let block = &target.block;
+    let block = &through;
 
     clock.say(&format!(
         "Plan, review, apply: {block} gains {}={} on both twins, planned to a file",
@@ -121,7 +223,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     ));
     both_ok(lane.both(|t: &TwinView| {
         let edited = edit_root(&t.oracle.dir, |s| {
-            edit::add_tag(s, &block.type_name, &block.name, REVIEWED.0, REVIEWED.1)
+            edit::add_tag(s, &through.block(), REVIEWED.0, REVIEWED.1)
         })?;
         if edited {
             Ok(())
@@ -137,7 +239,14 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
         || o.oracle.plan(clock, "review.tfplan", &[]),
     );
     let (ep, sp) = (ep?, sp?);
-    let want = [(block.to_string(), Action::Update)];
+    let (want, target) = match &through {
+        Through::Call(name) => {
+            let want = call_updates(&sp, name);
+            let target = call_target(lane, &want)?;
+            (want, target)
+        }
+        Through::Block(b, target) => (vec![(b.to_string(), Action::Update)], (**target).clone()),
+    };
 
     // The world moves on the estate twin after the review.
     if !breaks.on(Toggle::ReviewRefused) {
@@ -150,9 +259,12 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     }
     let said = format!("{}{}", first_out.stdout, first_out.stderr);
     let mut p = Vec::new();
-    if ep.changes != want || sp.actions() != want {
+    if want.is_empty()
+        || sorted(ep.changes.clone()) != sorted(want.clone())
+        || sorted(sp.actions()) != sorted(want.clone())
+    {
         p.push(format!(
-            "the saved plans are not the one update of {block}: choudoufu {} ({}), stock {} ({})",
+            "the saved plans are not the updates of {block} alone: choudoufu {} ({}), stock {} ({})",
             ep.describe(),
             ep.summary_line(),
             sp.actions()
@@ -183,7 +295,8 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     }
     let refused = if p.is_empty() {
         Ok(format!(
-            "choudoufu plan -out review.plan saved exactly {block} (update) ({}), as stock's plan file on the oracle twin ({}); then {} gained a stray tag {}={} with the AWS CLI, and choudoufu apply review.plan refused with \"{REFUSAL}\" at exit 3, applying nothing: the AWS CLI reads no {} tag on {}",
+            "choudoufu plan -out review.plan saved exactly {} ({}), as stock's plan file on the oracle twin ({}); then {} gained a stray tag {}={} with the AWS CLI, and choudoufu apply review.plan refused with \"{REFUSAL}\" at exit 3, applying nothing: the AWS CLI reads no {} tag on {}",
+            super::kit::describe(&sorted(want.clone())),
             ep.summary_line(),
             sp.summary_line(),
             target.moved,
@@ -223,7 +336,7 @@ pub fn plan_review_apply(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput,
     tamper.restore()?;
     let replan = lane.engine.plan(clock, &[])?;
     let one = Applied {
-        changed: 1,
+        changed: want.len(),
         ..Applied::default()
     };
     let reviewed = |t: &std::collections::BTreeMap<String, String>| {

@@ -4,6 +4,7 @@
 
 mod awscli;
 mod bad_input;
+mod corpus;
 mod guards;
 mod nightly;
 mod roots;

@@ -25,7 +25,7 @@ fn root(name: &str) -> PathBuf {
 const MANIFEST_ONLY: [&str; 1] = ["Two estates on one twin"];
 
 /// `git` with `args` in `dir`, as a fixed author.
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .args([
             "-c",
@@ -47,13 +47,13 @@ fn git(dir: &Path, args: &[&str]) {
 /// The module registry (and archive server) the engine's own tests speak
 /// the protocol with, on a free loopback port, serving the packages under
 /// `served`; stopped when dropped.
-struct Registry {
+pub(crate) struct Registry {
     child: std::process::Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl Registry {
-    fn start(served: &Path) -> Registry {
+    pub(crate) fn start(served: &Path) -> Registry {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -86,7 +86,7 @@ impl Drop for Registry {
 
 /// The fixture's module packed as a registry package (`acme/web-sg/aws`
 /// 1.0.0, a `.tar.gz`) and as a `.zip` archive, under `at/served`.
-fn served(at: &Path) -> PathBuf {
+pub(crate) fn served(at: &Path) -> PathBuf {
     let served = at.join("served");
     let package = served.join("modules/acme/web-sg/aws");
     let archives = served.join("archives");
@@ -130,7 +130,7 @@ fn served(at: &Path) -> PathBuf {
 
 /// A CLI config reaching the registry on `port` by the host name
 /// `registry.gauntlet.test`, beside what the user's own config holds.
-fn registry_config(at: &Path, port: u16) -> PathBuf {
+pub(crate) fn registry_config(at: &Path, port: u16) -> PathBuf {
     let own = std::env::var_os("TF_CLI_CONFIG_FILE")
         .and_then(|f| fs::read_to_string(f).ok())
         .unwrap_or_default();
@@ -145,11 +145,8 @@ fn registry_config(at: &Path, port: u16) -> PathBuf {
     path
 }
 
-/// The vpc root copied under `at`, calling its module three ways, as
-/// users call modules: from a git repository made of the module's folder
-/// and tagged `v1.0.0` (`git::file://…?ref=v1.0.0`), from the registry on
-/// `port` by a version constraint, and as a `.zip` archive over HTTP.
-fn vpc_calling_remote(at: &Path, port: u16) -> PathBuf {
+/// The fixture's module as a git repository under `at`, tagged `v1.0.0`.
+pub(crate) fn web_sg_repo(at: &Path) -> PathBuf {
     let repo = at.join("web-sg");
     fs::create_dir_all(&repo).unwrap();
     fs::copy(root("modules/web-sg/main.tf"), repo.join("main.tf")).unwrap();
@@ -157,6 +154,15 @@ fn vpc_calling_remote(at: &Path, port: u16) -> PathBuf {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "web-sg"]);
     git(&repo, &["tag", "v1.0.0"]);
+    repo
+}
+
+/// The vpc root copied under `at`, calling its module three ways, as
+/// users call modules: from a git repository made of the module's folder
+/// and tagged `v1.0.0` (`git::file://…?ref=v1.0.0`), from the registry on
+/// `port` by a version constraint, and as a `.zip` archive over HTTP.
+fn vpc_calling_remote(at: &Path, port: u16) -> PathBuf {
+    let repo = web_sg_repo(at);
     let dir = at.join("vpc");
     fs::create_dir_all(&dir).unwrap();
     for f in ["main.tf", "versions.tf"] {
@@ -443,6 +449,6 @@ fn break_root_every_derived_toggle_after_cold_deploy() {
         .into_iter()
         .filter(|t| vpc.unaimed(*t).is_none() && !ROOT_COLD.contains(t))
         .collect();
-    assert_eq!(toggles.len(), 32);
+    assert_eq!(toggles.len(), 33);
     root_run(&toggles, None);
 }

@@ -360,7 +360,15 @@ fn a_clean_run_of_the_network_estate_passes_every_stage_it_runs() {
 
 /// The network estate's toggles, as its manifest and root aim them.
 fn network_toggles(cold: bool) -> Vec<Toggle> {
-    let net = Estate::load(&workspace().join("estates"), NETWORK).unwrap();
+    let net = Estate::load(
+        &workspace().join("estates"),
+        NETWORK,
+        &gauntlet::corpus::Checkouts {
+            source_dir: None,
+            cache: workspace().join(".gauntlet/sources"),
+        },
+    )
+    .unwrap();
     Toggle::ALL
         .into_iter()
         .filter(|t| net.unaimed(*t).is_none() && (t.stage() == StageId::ColdDeploy) == cold)
