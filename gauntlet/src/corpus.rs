@@ -135,18 +135,29 @@ pub fn checkout(source: &Source, at: &Checkouts) -> Result<PathBuf, CorpusError>
             &format!("git archive of {} in {}", source.rev, repo.display()),
         )?;
         // Written beside, then moved in whole: a run stopped midway
-        // leaves no half tree the next run would take.
-        let partial = at.cache.join(format!("{}.partial", source.rev));
-        if partial.exists() {
-            fs::remove_dir_all(&partial).map_err(io(&partial))?;
-        }
-        fs::create_dir_all(&partial).map_err(io(&partial))?;
+        // leaves no half tree the next run would take, and runs started
+        // side by side (estates of one repository) each write their own
+        // and keep whichever lands first.
+        let partial = tempfile::Builder::new()
+            .prefix(&format!("{}.partial-", source.rev))
+            .tempdir_in(&at.cache)
+            .map_err(io(&at.cache))?
+            .keep();
         untar(&tar, &partial)?;
         fs::write(partial.join(".gauntlet-source"), &source.rev).map_err(io(&partial))?;
-        if tree.exists() {
+        if tree.exists() && fs::read_to_string(&done).ok().as_deref() != Some(source.rev.as_str()) {
             fs::remove_dir_all(&tree).map_err(io(&tree))?;
         }
-        fs::rename(&partial, &tree).map_err(io(&tree))?;
+        if fs::rename(&partial, &tree).is_err() {
+            // Another run's tree landed first; its tree is this one.
+            fs::remove_dir_all(&partial).map_err(io(&partial))?;
+            if fs::read_to_string(&done).ok().as_deref() != Some(source.rev.as_str()) {
+                return Err(CorpusError::Io {
+                    path: tree.clone(),
+                    source: std::io::Error::other("could not put the tree in place"),
+                });
+            }
+        }
     }
     let root = tree.join(&source.path);
     if !root.is_dir() {
@@ -300,6 +311,37 @@ mod tests {
             checkout(&folder, &at),
             Err(CorpusError::NoFolder { .. })
         ));
+    }
+
+    #[test]
+    fn runs_side_by_side_share_one_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let clone = d.path().join("clone");
+        let rev = test_repo(&clone, "examples/a", "# a\n", "# b\n");
+        let source = Source {
+            git: "https://example.com/r".into(),
+            rev,
+            path: "examples/a".into(),
+            tag: None,
+        };
+        let at = Checkouts {
+            source_dir: Some(clone),
+            cache: d.path().join("cache"),
+        };
+        let roots: Vec<PathBuf> = std::thread::scope(|s| {
+            let runs: Vec<_> = (0..4).map(|_| s.spawn(|| checkout(&source, &at))).collect();
+            runs.into_iter()
+                .map(|r| r.join().unwrap().unwrap())
+                .collect()
+        });
+        assert!(roots
+            .iter()
+            .all(|r| *r == roots[0] && r.join("main.tf").is_file()));
+        let left: Vec<_> = fs::read_dir(d.path().join("cache"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
     }
 
     #[test]
