@@ -418,6 +418,9 @@ pub(crate) mod tests {
             html.contains("commit 7c1f791efd61f326ed6102d564d1a65d1eceedf0"),
             "{html}"
         );
+        let index = crate::site::render(d.path()).unwrap();
+        let index = fs::read_to_string(index).unwrap();
+        assert!(index.contains("folder examples/simple."), "{index}");
     }
 
     #[test]

@@ -782,8 +782,12 @@ pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
         let e = escape(&r.estate);
         let _ = writeln!(
             h,
-            "<li><a href=\"{e}.html\">{e}</a>: {} <a href=\"{e}.md\">Markdown</a> · <a href=\"{e}.json\">JSON</a>{}.</li>",
+            "<li><a href=\"{e}.html\">{e}</a>: {}{} <a href=\"{e}.md\">Markdown</a> · <a href=\"{e}.json\">JSON</a>{}.</li>",
             escape(&r.description),
+            r.source.as_ref().map_or(String::new(), |s| format!(
+                " <em>{}</em>",
+                escape(&crate::report::source_line(s))
+            )),
             match lines.len() {
                 0 => " · no run in its history yet".to_owned(),
                 n => format!(
@@ -854,8 +858,12 @@ pub fn index_markdown(site: &Site) -> String {
         let e = &r.estate;
         let _ = writeln!(
             md,
-            "- [{e}]({e}.md): {} [JSON]({e}.json){}.",
+            "- [{e}]({e}.md): {}{} [JSON]({e}.json){}.",
             r.description,
+            r.source.as_ref().map_or(String::new(), |s| format!(
+                " {}",
+                crate::report::source_line(s)
+            )),
             match lines.len() {
                 0 => " · no run in its history yet".to_owned(),
                 n => format!(
