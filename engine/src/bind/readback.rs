@@ -9,9 +9,13 @@
 //! stock state), the arguments it holds are compared with what an import
 //! and read of it return, and every one set there and null here is lost.
 //!
-//! The learning is per type and remembered for the run, so each type costs
-//! one import and read while it shows arguments not yet tried: a type's read
-//! loses the same arguments for every object. Only arguments a
+//! The learning is per class of object and remembered for the run: a
+//! type's objects that set the same arguments (a security group rule from
+//! CIDR blocks, another from a prefix list) are read back alike, so each
+//! class costs one import and read while it shows arguments not yet tried.
+//! Objects of one type that set different arguments may not be: the read
+//! of a rule from a prefix list can lose the `description` the read of a
+//! rule from CIDR blocks returns. Only arguments a
 //! configuration may set (required or optional), of primitive type, and
 //! not sensitive are tried: a secret stays out of the record unless the
 //! catalogue names it. An argument the provider defaulted counts too (a
@@ -43,7 +47,8 @@ enum Learned {
     KeptZero,
 }
 
-/// Per type, each attribute tried and what the read taught of it.
+/// Per class of object ([`class`]), each attribute tried and what the
+/// read taught of it.
 #[derive(Debug, Default)]
 pub struct Readback {
     tried: RefCell<BTreeMap<String, BTreeMap<String, Learned>>>,
@@ -58,7 +63,7 @@ impl Readback {
     /// to lose.
     pub fn lost(&self, type_name: &str, block: &Block, applied: &Value) -> Vec<String> {
         let tried = self.tried.borrow();
-        let Some(known) = tried.get(type_name) else {
+        let Some(known) = tried.get(&class(type_name, block, applied)) else {
             return Vec::new();
         };
         candidates(block, applied)
@@ -70,7 +75,7 @@ impl Readback {
     /// Whether `applied` sets an attribute not yet tried for `type_name`.
     pub fn untried(&self, type_name: &str, block: &Block, applied: &Value) -> bool {
         let tried = self.tried.borrow();
-        let known = tried.get(type_name);
+        let known = tried.get(&class(type_name, block, applied));
         candidates(block, applied)
             .iter()
             .any(|n| match known.and_then(|k| k.get(n)) {
@@ -94,7 +99,7 @@ impl Readback {
     ) -> Result<Vec<String>, ProviderError> {
         if let Some(read) = super::import_read(provider, type_name, id).await? {
             let mut tried = self.tried.borrow_mut();
-            let known = tried.entry(type_name.to_string()).or_default();
+            let known = tried.entry(class(type_name, block, applied)).or_default();
             for name in candidates(block, applied) {
                 let held = applied.get(&name).is_some_and(|v| !is_empty(v));
                 let learned = match read.value.get(&name) {
@@ -113,6 +118,24 @@ impl Readback {
         }
         Ok(self.lost(type_name, block, applied))
     }
+}
+
+/// The class of an object for learning: its type and the arguments it
+/// sets (known, not null, not empty).
+fn class(type_name: &str, block: &Block, applied: &Value) -> String {
+    let set: Vec<&str> = block
+        .attributes
+        .iter()
+        .filter(|(name, a)| {
+            (a.required || a.optional)
+                && !ALWAYS_READ.contains(&name.as_str())
+                && applied.get(name).is_some_and(|v| {
+                    v.is_known() && !is_empty(v) && v.elements().is_none_or(|e| !e.is_empty())
+                })
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    format!("{type_name}({})", set.join(","))
 }
 
 /// Whether a value is empty: null, or the zero value an SDK provider's
@@ -199,7 +222,7 @@ mod tests {
         let rb = Readback::new();
         assert!(rb.untried("aws_lambda_function", &block, &applied));
         rb.tried.borrow_mut().insert(
-            "aws_lambda_function".into(),
+            class("aws_lambda_function", &block, &applied),
             BTreeMap::from([
                 ("source_code_hash".into(), Learned::Lost),
                 ("revoke_rules_on_delete".into(), Learned::KeptZero),
@@ -218,5 +241,49 @@ mod tests {
             ["source_code_hash"]
         );
         assert!(rb.lost("aws_s3_bucket", &block, &applied).is_empty());
+    }
+
+    #[test]
+    fn objects_setting_other_arguments_are_learned_apart() {
+        let mut block = Block::default();
+        for (name, a) in [
+            ("description", attr(Type::String, true, false)),
+            ("cidr_blocks", attr(Type::list(Type::String), true, false)),
+            (
+                "prefix_list_ids",
+                attr(Type::list(Type::String), true, false),
+            ),
+        ] {
+            block.attributes.insert(name.into(), a);
+        }
+        let rule = |list: &str| {
+            let mut m = BTreeMap::from([
+                ("description".to_string(), Value::string("HTTP")),
+                ("cidr_blocks".to_string(), Value::list(Type::String, vec![])),
+                (
+                    "prefix_list_ids".to_string(),
+                    Value::list(Type::String, vec![]),
+                ),
+            ]);
+            m.insert(
+                list.into(),
+                Value::list(Type::String, vec![Value::string("x")]),
+            );
+            Value::object(m)
+        };
+        let (cidr, prefix) = (rule("cidr_blocks"), rule("prefix_list_ids"));
+        assert_ne!(
+            class("aws_security_group_rule", &block, &cidr),
+            class("aws_security_group_rule", &block, &prefix)
+        );
+        let rb = Readback::new();
+        rb.tried.borrow_mut().insert(
+            class("aws_security_group_rule", &block, &cidr),
+            BTreeMap::from([("description".into(), Learned::Kept)]),
+        );
+        assert!(!rb.untried("aws_security_group_rule", &block, &cidr));
+        // What the read of a rule from CIDR blocks returned says nothing
+        // of a rule from a prefix list.
+        assert!(rb.untried("aws_security_group_rule", &block, &prefix));
     }
 }
