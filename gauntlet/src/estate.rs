@@ -57,6 +57,22 @@ pub struct RawManifest {
     pub source: Option<Source>,
 }
 
+impl RawManifest {
+    /// The lane and the description, as every manifest needs them.
+    fn check_words(&self) -> Result<(), String> {
+        if self.lane != "aws" {
+            return Err(format!(
+                "lane = {:?}: this gauntlet runs the aws lane only; the kubernetes lane needs Docker and kind",
+                self.lane
+            ));
+        }
+        if self.description.trim().is_empty() {
+            return Err("description is empty".into());
+        }
+        Ok(())
+    }
+}
+
 /// `[neighbour]`: a second estate on the same twin, whose root (a folder
 /// of this one) owns no whole object of this estate's, only parts of them,
 /// and what the witness reads to see those parts.
@@ -474,15 +490,7 @@ impl Estate {
             path: path.to_owned(),
             message,
         };
-        if raw.lane != "aws" {
-            return Err(bad(format!(
-                "lane = {:?}: this gauntlet runs the aws lane only",
-                raw.lane
-            )));
-        }
-        if raw.description.trim().is_empty() {
-            return Err(bad("description is empty".into()));
-        }
+        raw.check_words().map_err(bad)?;
         if raw.knobs != RawKnobs::default()
             || raw.preexisting != Preexisting::default()
             || !raw.undeclared.is_empty()
@@ -522,15 +530,7 @@ impl Estate {
             path: path.to_owned(),
             message,
         };
-        if raw.lane != "aws" {
-            return Err(bad(format!(
-                "lane = {:?}: this gauntlet runs the aws lane only; the kubernetes lane needs Docker and kind",
-                raw.lane
-            )));
-        }
-        if raw.description.trim().is_empty() {
-            return Err(bad("description is empty".into()));
-        }
+        raw.check_words().map_err(bad)?;
         let preexisting = raw.preexisting;
         for n in preexisting
             .buckets

@@ -15,17 +15,16 @@ use engine::addr::InstanceKey;
 
 use crate::choudoufu::{Action, Applied, EnginePlan};
 use crate::edit::{self, Block};
-use crate::oracle::Plan;
 use crate::stage::Toggle;
 use crate::substrate::Side;
 use crate::witness::{Handle, Inventory, Kind};
 
-use super::derive::{self, current_name, within, Call};
+use super::derive::{self, within, Call};
 use super::kit::{
     both_apply, both_plans, edit_root, edit_root_saving, marked_objects, put_back, retag,
     same_as_stock, verdict, ADDRESS_KEY,
 };
-use super::rename::{beyond_the_marker, carries_new_address, describe_stock};
+use super::rename::{beyond_the_marker, carries_new_address, stock_moves};
 use super::{both_ok, ColdOutcome, Lane, StageOutput, StagePlan, StepError, TwinView};
 
 /// The number of in-place updates in the engine's plan when every change
@@ -60,38 +59,6 @@ fn marker_updates(plan: &EnginePlan, call: &str) -> Result<usize, String> {
     }
 }
 
-/// What is wrong with stock's plan of the moves `pairs` (from, to): it
-/// must change nothing and record each move.
-fn stock_moves(plan: &Plan, pairs: &[(String, String)]) -> Vec<String> {
-    let moved = |from: &str, to: &str| {
-        plan.json["resource_changes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["address"] == to && c["previous_address"] == from)
-    };
-    let missing: Vec<String> = pairs
-        .iter()
-        .filter(|(from, to)| !moved(from, to))
-        .map(|(from, to)| format!("{from} -> {to}"))
-        .collect();
-    let mut p = Vec::new();
-    if !plan.actions().is_empty() {
-        p.push(format!(
-            "stock's plan on the oracle twin changes {} ({})",
-            describe_stock(plan),
-            plan.summary_line()
-        ));
-    }
-    if !missing.is_empty() {
-        p.push(format!(
-            "stock's plan on the oracle twin does not record the moves {}",
-            missing.join(", ")
-        ));
-    }
-    p
-}
-
 /// The objects the witness saw in `live` of the call's instances, by the
 /// cold deploy's identities.
 fn seen(call: &Call, live: &Inventory) -> Vec<(Kind, String)> {
@@ -114,6 +81,21 @@ fn marked_within(lane: &Lane, call: &str) -> Result<Vec<(String, String)>, StepE
         .collect())
 }
 
+/// The call of those nothing but outputs reads (in name order) that `pick`
+/// takes, or why the stage is not run.
+fn read_by_outputs_only<'c>(
+    lane: &Lane,
+    cold: &'c ColdOutcome,
+    pick: impl FnOnce(&mut Vec<Call<'c>>) -> Option<Call<'c>>,
+) -> Result<Call<'c>, StepError> {
+    pick(&mut derive::calls(lane, cold, true)?).ok_or_else(|| {
+        StepError::NotDerived(format!(
+            "{}, nothing but outputs reading it",
+            derive::NOTHING_TO_MOVE
+        ))
+    })
+}
+
 pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
     let clock = lane.clock;
     let e = lane.estate_twin();
@@ -121,8 +103,8 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     let call = calls
         .first()
         .ok_or_else(|| StepError::NotDerived(derive::NOTHING_TO_MOVE.into()))?;
-    let from = call.name.clone();
-    let to = format!("{from}_renamed");
+    let from = call.now.clone();
+    let to = derive::renamed(&from);
     let (fb, tb) = (Block::call(&from), Block::call(&to));
     let moved = edit::moved_block(&fb.traversal(), &tb.traversal());
     clock.say(&format!(
@@ -232,14 +214,8 @@ pub fn remove(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
     let estate = lane.estate;
     let breaks = lane.breaks;
     let e = lane.estate_twin();
-    let calls = derive::calls(lane, cold, true)?;
-    let call = calls.last().ok_or_else(|| {
-        StepError::NotDerived(format!(
-            "{}, nothing but outputs reading it",
-            derive::NOTHING_TO_MOVE
-        ))
-    })?;
-    let name = current_name(lane, &call.name)?;
+    let call = &read_by_outputs_only(lane, cold, Vec::pop)?;
+    let name = call.now.clone();
     let block = Block::call(&name);
     let delete = |s: &str| {
         let out = edit::remove_outputs_reading(s, &block).unwrap_or_else(|| s.to_owned());
@@ -331,50 +307,13 @@ pub fn remove(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
         }
     });
 
-    // Nothing else moved: the undeclared objects and what existed before.
-    let mut expected = before.clone();
-    for (k, id) in &objects {
-        if let Some(ids) = expected.0.get_mut(k) {
-            ids.remove(id);
-        }
-    }
-    let lost = expected.minus(&after);
-    let extra = after.minus(&expected);
-    let lost_before = e.baseline.minus(&after);
-    let mut p = Vec::new();
-    if !missing.is_empty() {
-        p.push(format!("missing: {}", missing.join(", ")));
-    }
-    if !lost_before.is_empty() {
-        p.push(format!(
-            "gone though it existed before cold deploy: {}",
-            lost_before.names()
-        ));
-    }
-    if !lost.is_empty() {
-        p.push(format!("also gone: {}", lost.names()));
-    }
-    if !extra.is_empty() {
-        p.push(format!("new: {}", extra.names()));
-    }
-    let untouched = if p.is_empty() {
-        Ok(format!(
-            "{}the {} objects that existed before{} are all still there, and nothing but the call's {} objects left the inventory",
-            if estate.undeclared.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "the {} the running system wrote, and ",
-                    super::undeclared_summary(&estate.undeclared)
-                )
-            },
-            e.baseline.len(),
-            if estate.undeclared.is_empty() { "" } else { "," },
-            objects.len()
-        ))
-    } else {
-        Err(p.join("; "))
-    };
+    let untouched = super::day_two::nothing_else_moved(
+        lane,
+        (&before, &after),
+        &missing,
+        &objects,
+        &format!("the call's {} objects", objects.len()),
+    );
 
     // The call back, so the stages after this one have the whole root.
     clock.say(&format!(
@@ -403,14 +342,10 @@ pub fn change_count(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     let clock = lane.clock;
     let breaks = lane.breaks;
     let e = lane.estate_twin();
-    let calls = derive::calls(lane, cold, true)?;
-    let call = calls.first().ok_or_else(|| {
-        StepError::NotDerived(format!(
-            "{}, nothing but outputs reading it",
-            derive::NOTHING_TO_MOVE
-        ))
+    let call = &read_by_outputs_only(lane, cold, |calls| {
+        (!calls.is_empty()).then(|| calls.remove(0))
     })?;
-    let name = current_name(lane, &call.name)?;
+    let name = call.now.clone();
     let block = Block::call(&name);
     let whole = block.traversal();
     let first = format!("{whole}[0]");

@@ -770,14 +770,48 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
         }
     });
 
-    // Nothing else moved: the undeclared objects and what existed before.
+    let untouched = nothing_else_moved(
+        lane,
+        (&before, &after),
+        &missing,
+        &[(kind, id.clone())],
+        &format!("{} {id}", kind.noun()),
+    );
+    Ok(StageOutput {
+        assertions: vec![
+            verdict(Toggle::RemoveDestroy, destroy),
+            verdict(Toggle::RemoveUntouched, untouched),
+        ],
+        summary: format!(
+            "resource \"{}\" \"{}\" deleted from both roots",
+            block.type_name, block.name
+        ),
+        plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
+    })
+}
+
+/// Remove a block's second verdict: every undeclared object there
+/// (`missing` names those that are not), nothing that existed before cold
+/// deploy gone, and between the two inventories nothing but `removed`
+/// (`what`, in words) left and nothing came.
+pub(super) fn nothing_else_moved(
+    lane: &Lane,
+    (before, after): (&Inventory, &Inventory),
+    missing: &[String],
+    removed: &[(Kind, String)],
+    what: &str,
+) -> Result<String, String> {
+    let estate = lane.estate;
+    let e = lane.estate_twin();
     let mut expected = before.clone();
-    if let Some(ids) = expected.0.get_mut(&kind) {
-        ids.remove(&id);
+    for (k, id) in removed {
+        if let Some(ids) = expected.0.get_mut(k) {
+            ids.remove(id);
+        }
     }
-    let lost = expected.minus(&after);
+    let lost = expected.minus(after);
     let extra = after.minus(&expected);
-    let lost_before = e.baseline.minus(&after);
+    let lost_before = e.baseline.minus(after);
     let mut p = Vec::new();
     if !missing.is_empty() {
         p.push(format!("missing: {}", missing.join(", ")));
@@ -794,35 +828,22 @@ pub fn remove_block(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, Step
     if !extra.is_empty() {
         p.push(format!("new: {}", extra.names()));
     }
-    let untouched = if p.is_empty() {
-        Ok(format!(
-            "{}the {} objects that existed before{} are all still there, and nothing but {} {id} left the inventory",
-            if estate.undeclared.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "the {} the running system wrote, and ",
-                    super::undeclared_summary(&estate.undeclared)
-                )
-            },
-            e.baseline.len(),
-            if estate.undeclared.is_empty() { "" } else { "," },
-            kind.noun()
-        ))
-    } else {
-        Err(p.join("; "))
-    };
-    Ok(StageOutput {
-        assertions: vec![
-            verdict(Toggle::RemoveDestroy, destroy),
-            verdict(Toggle::RemoveUntouched, untouched),
-        ],
-        summary: format!(
-            "resource \"{}\" \"{}\" deleted from both roots",
-            block.type_name, block.name
-        ),
-        plans: vec![StagePlan::Engine(ep), StagePlan::Stock(Side::Oracle, sp)],
-    })
+    if !p.is_empty() {
+        return Err(p.join("; "));
+    }
+    Ok(format!(
+        "{}the {} objects that existed before{} are all still there, and nothing but {what} left the inventory",
+        if estate.undeclared.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "the {} the running system wrote, and ",
+                super::undeclared_summary(&estate.undeclared)
+            )
+        },
+        e.baseline.len(),
+        if estate.undeclared.is_empty() { "" } else { "," },
+    ))
 }
 
 /// Change count: the count block lowered by one on both twins, then raised

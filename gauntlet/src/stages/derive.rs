@@ -117,8 +117,9 @@ pub(crate) const NOTHING_TO_MOVE: &str = "no block of the root's own folder has 
 /// there with neither count nor for_each, holding at least one object the
 /// tagging API lists, so the witness can follow the move.
 pub(crate) struct Call<'c> {
-    /// Its name at the cold deploy.
-    pub name: String,
+    /// Its name in the estate twin's root now: its own, or the one Rename
+    /// gave it.
+    pub now: String,
     /// Every managed instance within it (its nested calls' too), in the
     /// estate twin's cold state.
     pub instances: Vec<&'c StateInstance>,
@@ -137,7 +138,7 @@ pub(crate) fn calls<'c>(
     let e = lane.estate_twin();
     let live = e.witness.inventory(&lane.kinds)?;
     let texts = root_texts(&e.oracle.dir)?;
-    let marked: BTreeSet<String> = super::kit::marked_objects(lane)?
+    let marked: BTreeSet<String> = super::kit::marked_in(lane, &live)?
         .into_iter()
         .map(|(address, _)| address)
         .collect();
@@ -151,7 +152,7 @@ pub(crate) fn calls<'c>(
         .into_iter()
         .filter_map(|(name, instances)| {
             // Under the name Rename gave it, once it has.
-            let renamed = format!("{name}_renamed");
+            let renamed = renamed(&name);
             let now = [name.as_str(), renamed.as_str()]
                 .into_iter()
                 .find(|n| texts.iter().any(|t| Block::call(n).declared_in(t)))?;
@@ -180,8 +181,8 @@ pub(crate) fn calls<'c>(
                                 .any(|k| marked.contains(&within(&i.addr, now, k))))
                 })
                 .collect();
-            (!readable.is_empty()).then_some(Call {
-                name,
+            (!readable.is_empty()).then(|| Call {
+                now: now.to_owned(),
                 instances,
                 readable,
             })
@@ -189,19 +190,9 @@ pub(crate) fn calls<'c>(
         .collect())
 }
 
-/// The name a call of the cold deploy has in the estate twin's root now:
-/// its own, or the one Rename gave it.
-pub(crate) fn current_name(lane: &Lane, cold_name: &str) -> Result<String, StepError> {
-    let texts = root_texts(&lane.estate_twin().oracle.dir)?;
-    let renamed = format!("{cold_name}_renamed");
-    [cold_name.to_owned(), renamed]
-        .into_iter()
-        .find(|n| texts.iter().any(|t| Block::call(n).declared_in(t)))
-        .ok_or_else(|| {
-            StepError::Knob(format!(
-                "no file of the estate twin's root declares module \"{cold_name}\" any more"
-            ))
-        })
+/// The name Rename gives a derived block or call.
+pub(crate) fn renamed(name: &str) -> String {
+    format!("{name}_renamed")
 }
 
 /// `addr` within the call `name` (keyed by `key`) instead of its first

@@ -24,7 +24,7 @@ use crate::oracle::Plan;
 use crate::process;
 use crate::stage::{Assertion, Breaks, Toggle};
 use crate::substrate::both_sides;
-use crate::witness::{Handle, Kind, Witness};
+use crate::witness::{Handle, Inventory, Kind, Witness};
 
 use super::{Lane, StepError, TwinView};
 
@@ -362,7 +362,13 @@ pub(super) fn not_interrupted(out: &crate::choudoufu::Output, what: &str) -> Opt
 /// manifest names an object.
 pub(crate) fn marked_objects(lane: &Lane) -> Result<Vec<(String, String)>, StepError> {
     let e = lane.estate_twin();
-    let hits = e.witness.markers(&e.witness.inventory(&lane.kinds)?)?;
+    marked_in(lane, &e.witness.inventory(&lane.kinds)?)
+}
+
+/// [`marked_objects`] among the objects of an inventory already read.
+pub(crate) fn marked_in(lane: &Lane, live: &Inventory) -> Result<Vec<(String, String)>, StepError> {
+    let e = lane.estate_twin();
+    let hits = e.witness.markers(live)?;
     let by_arn = |key: &'static str| {
         hits.iter()
             .filter(move |h| h.key == key)

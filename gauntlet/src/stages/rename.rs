@@ -53,14 +53,36 @@ pub(super) fn beyond_the_marker(plan: &EnginePlan, addr: &str) -> Vec<String> {
     out
 }
 
-/// Whether stock's plan records the move `from` -> `to` and changes nothing.
-fn stock_moved(plan: &Plan, from: &str, to: &str) -> bool {
-    plan.actions().is_empty()
-        && plan.json["resource_changes"]
+/// What is wrong with stock's plan of the moves `pairs` (from, to): it
+/// must change nothing and record each move.
+pub(super) fn stock_moves(plan: &Plan, pairs: &[(String, String)]) -> Vec<String> {
+    let moved = |from: &str, to: &str| {
+        plan.json["resource_changes"]
             .as_array()
             .into_iter()
             .flatten()
             .any(|c| c["address"] == to && c["previous_address"] == from)
+    };
+    let missing: Vec<String> = pairs
+        .iter()
+        .filter(|(from, to)| !moved(from, to))
+        .map(|(from, to)| format!("{from} -> {to}"))
+        .collect();
+    let mut p = Vec::new();
+    if !plan.actions().is_empty() {
+        p.push(format!(
+            "stock's plan on the oracle twin changes {} ({})",
+            describe_stock(plan),
+            plan.summary_line()
+        ));
+    }
+    if !missing.is_empty() {
+        p.push(format!(
+            "stock's plan on the oracle twin does not record the moves {}",
+            missing.join(", ")
+        ));
+    }
+    p
 }
 
 pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError> {
@@ -78,7 +100,7 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
                 return super::calls::rename(lane, cold);
             };
             let to = ResourceInstanceAddr {
-                name: format!("{}_renamed", from.name),
+                name: super::derive::renamed(&from.name),
                 ..from.clone()
             };
             (from, to)
@@ -173,13 +195,7 @@ pub fn rename(lane: &Lane, cold: &ColdOutcome) -> Result<StageOutput, StepError>
             ));
         }
     }
-    if !stock_moved(&sp, &from_s, &to_s) {
-        p.push(format!(
-            "stock's plan on the oracle twin does not move {from} to {to} with zero churn: {} ({})",
-            describe_stock(&sp),
-            sp.summary_line()
-        ));
-    }
+    p.extend(stock_moves(&sp, &[(from_s.clone(), to_s.clone())]));
     let one = Applied {
         changed: 1,
         ..Applied::default()
@@ -264,7 +280,7 @@ pub(super) fn carries_new_address(
 }
 
 /// Stock's plan as addresses and actions, moves included.
-pub(super) fn describe_stock(plan: &Plan) -> String {
+fn describe_stock(plan: &Plan) -> String {
     let v: Vec<String> = plan
         .changes()
         .into_iter()

@@ -114,9 +114,8 @@ fn derived(lane: &Lane, cold: &ColdOutcome) -> Result<(ResourceInstanceAddr, Tar
 fn tagged_call(lane: &Lane, cold: &ColdOutcome) -> Result<Option<String>, StepError> {
     let root = &lane.oracle_twin().oracle.dir;
     for call in super::derive::calls(lane, cold, false)? {
-        let name = super::derive::current_name(lane, &call.name)?;
-        if super::derive::takes_tags(root, &name)? {
-            return Ok(Some(name));
+        if super::derive::takes_tags(root, &call.now)? {
+            return Ok(Some(call.now));
         }
     }
     Ok(None)
