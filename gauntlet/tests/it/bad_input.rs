@@ -173,9 +173,17 @@ fn an_unknown_estate() {
         "no-such-estate",
         "no estate named \"no-such-estate\"",
     );
+    // Every estate on disk, corpus ones with the reference ones, by name.
+    let known = gauntlet::estate::names(&workspace().join("estates"));
+    for n in [NETWORK, PLATFORM, ESTATE, "corpus-aws-vpc-simple"] {
+        assert!(known.iter().any(|k| k == n), "{n} is not among {known:?}");
+    }
     assert!(
-        out.stderr
-            .contains(&format!("known estates: {NETWORK}, {PLATFORM}, {ESTATE}")),
+        out.stderr.contains(&format!(
+            "known estates: {}
+",
+            known.join(", ")
+        )),
         "{}",
         out.stderr
     );
