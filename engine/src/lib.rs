@@ -26,6 +26,7 @@ pub mod source;
 pub mod validate;
 pub mod value;
 pub mod workspace;
+pub mod workspaces;
 
 /// The engine's version, as `choudoufu version` prints it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -14,6 +14,9 @@
 //!   }
 //! }
 //! ```
+//!
+//! In a workspace other than `default`, `NAME`, the estate is
+//! `<estate>.NAME` (see [`crate::workspaces`]).
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::SourceFile;
@@ -27,7 +30,13 @@ pub const FILE: &str = "live.hcl";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// The estate's name: the value of every object's `tofu-estate` marker.
+    /// In the default workspace the estate `live.hcl` names; in workspace
+    /// `NAME`, `<estate>.NAME` (see [`crate::workspaces`]).
     pub estate: String,
+    /// The estate `live.hcl` names, whatever the workspace.
+    pub base: String,
+    /// The selected workspace.
+    pub workspace: String,
     /// Where the estate's records live.
     pub record_store: RecordPlace,
     pub strict: Strict,
@@ -199,11 +208,27 @@ pub fn load(root: &Path) -> Result<Settings, Diagnostics> {
             }
         }
     }
+    let workspace = match crate::workspaces::selected(root) {
+        Ok((w, _)) => w,
+        Err(e) => {
+            diags.push(Diagnostic::error("Invalid workspace", e.to_string()));
+            String::new()
+        }
+    };
+    if workspace != crate::workspaces::DEFAULT && record_store != RecordPlace::Live {
+        diags.push(Diagnostic::error(
+            "Workspaces need the live record store",
+            format!("The workspace {workspace:?} is selected, but {FILE} keeps this estate's records in a local folder: a workspace is listed beside the records in the live system. Select the default workspace, or remove record_store from {FILE}."),
+        ));
+    }
     if diags.has_errors() {
         return Err(diags);
     }
+    let base = estate.unwrap_or_default();
     Ok(Settings {
-        estate: estate.unwrap_or_default(),
+        estate: crate::workspaces::estate(&base, &workspace),
+        base,
+        workspace,
         record_store,
         strict,
     })

@@ -171,6 +171,69 @@ enum Command {
         #[command(subcommand)]
         command: ProvidersCommand,
     },
+    /// Workspaces, as terraform's: each its own estate (`<estate>.NAME`;
+    /// `default` is the estate live.hcl names), listed in the live system.
+    Workspace {
+        #[command(subcommand)]
+        command: WorkspaceCommand,
+    },
+    /// Refused: use `terraform fmt` (formatting touches only the files).
+    #[command(disable_help_flag = true)]
+    Fmt {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
+    /// Refused: use `terraform test` (it applies into a state of its own).
+    #[command(disable_help_flag = true)]
+    Test {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum WorkspaceCommand {
+    /// Create a workspace (its estate `<estate>.NAME`) and select it.
+    New {
+        name: String,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
+    /// Select a workspace.
+    Select {
+        name: String,
+        /// Create the workspace if it does not exist.
+        #[arg(long = "or-create", default_value = "false", num_args = 0..=1, default_missing_value = "true", require_equals = true)]
+        or_create: String,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
+    /// List the workspaces, the selected one marked with *.
+    List {
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
+    /// Print the selected workspace's name.
+    Show {
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
+    /// Delete a workspace from the list; refused while its estate holds
+    /// records, unless -force.
+    Delete {
+        name: String,
+        /// Delete it even though its estate holds records (its objects and
+        /// records stay where they are).
+        #[arg(long)]
+        force: bool,
+        /// Print without colour.
+        #[arg(long = "no-color")]
+        no_color: bool,
+    },
 }
 
 /// The options `plan`, `apply` and `destroy` share.
@@ -366,8 +429,62 @@ fn main() -> ExitCode {
         Command::Providers {
             command: ProvidersCommand::Identity { json, types },
         } => return report(providers_identity(json, &types)),
+        Command::Workspace { command } => {
+            use cli::workspace::Verb;
+            let (verb, no_color) = match command {
+                WorkspaceCommand::New { name, no_color } => (Verb::New(name), no_color),
+                WorkspaceCommand::Select {
+                    name,
+                    or_create,
+                    no_color,
+                } => (
+                    Verb::Select {
+                        name,
+                        or_create: or_create == "true",
+                    },
+                    no_color,
+                ),
+                WorkspaceCommand::List { no_color } => (Verb::List, no_color),
+                WorkspaceCommand::Show { no_color } => (Verb::Show, no_color),
+                WorkspaceCommand::Delete {
+                    name,
+                    force,
+                    no_color,
+                } => (Verb::Delete { name, force }, no_color),
+            };
+            return cli::workspace::workspace(verb, no_color);
+        }
+        Command::Fmt { .. } => return refused(REFUSED_FMT),
+        Command::Test { .. } => return refused(REFUSED_TEST),
     }
     ExitCode::SUCCESS
+}
+
+/// Why `fmt` is left to terraform.
+const REFUSED_FMT: (&str, &str) = (
+    "choudoufu does not format configuration",
+    "Formatting reads and writes only the .tf files, never the live system or any state, so stock terraform's formatter serves a choudoufu root exactly: run \"terraform fmt\". Its canonical layout is hclwrite's; a second formatter could only drift from it, and a root formatted by two tools would change back and forth.",
+);
+
+/// Why `test` is left to terraform.
+const REFUSED_TEST: (&str, &str) = (
+    "choudoufu does not run test files",
+    "\"terraform test\" applies each run block into a state of its own and destroys what it made at the end; a choudoufu estate has no state to set aside, and the test's objects would carry the estate's markers. Run \"terraform test\" with stock terraform: the root is plain terraform.",
+);
+
+/// A command choudoufu leaves to terraform: the reason, as an error
+/// diagnostic, and exit status 1.
+fn refused((summary, detail): (&str, &str)) -> ExitCode {
+    let d = engine::diag::Diagnostic::error(summary, detail);
+    eprint!(
+        "{}",
+        engine::diag::render_all(
+            &d.into(),
+            &engine::diag::Sources::default(),
+            engine::diag::Style::new(false)
+        )
+    );
+    ExitCode::FAILURE
 }
 
 /// Prints an error with its chain of causes, terraform style, and maps it to
@@ -414,4 +531,33 @@ fn init_logging() {
         .finish()
         .with(targets)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fmt_and_test_are_refused_whatever_their_flags() {
+        for (args, fmt) in [
+            (
+                vec!["choudoufu", "fmt", "-recursive", "-check", "dir"],
+                true,
+            ),
+            (
+                vec!["choudoufu", "test", "-filter=a.tftest.hcl", "-verbose"],
+                false,
+            ),
+            (vec!["choudoufu", "fmt"], true),
+        ] {
+            let args = terraform_style_args(args.into_iter().map(std::ffi::OsString::from));
+            let cli = Cli::try_parse_from(args).unwrap();
+            match cli.command {
+                Command::Fmt { .. } => assert!(fmt),
+                Command::Test { .. } => assert!(!fmt),
+                _ => panic!("not refused"),
+            }
+        }
+        assert_eq!(refused(REFUSED_FMT), ExitCode::FAILURE);
+    }
 }

@@ -10,6 +10,7 @@ pub mod providers;
 pub mod records;
 pub mod unlock;
 pub mod validate;
+pub mod workspace;
 
 use engine::diag;
 use engine::eval::inputs::CliInput;

@@ -119,7 +119,7 @@ impl ModuleValues {
                         "terraform",
                         Value::object(BTreeMap::from([(
                             "workspace".to_string(),
-                            Value::string("default"),
+                            Value::string(crate::workspaces::current()),
                         )])),
                     )
                 }
@@ -549,7 +549,7 @@ pub fn console_scope(
             "terraform",
             Value::object(BTreeMap::from([(
                 "workspace".to_string(),
-                Value::string("default"),
+                Value::string(crate::workspaces::current()),
             )])),
         );
     Ok(scope)

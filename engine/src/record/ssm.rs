@@ -202,33 +202,12 @@ impl LiveStore {
         let schemas = provider.cached_schema().ok_or_else(missing)?;
         let schema = schemas.resources.get(TYPE).cloned().ok_or_else(missing)?;
         let by_path = schemas.data_sources.get(BY_PATH).ok_or_else(missing)?;
-        let config = by_path.block.value_with(BTreeMap::from([
-            ("path".to_string(), Value::string(path.clone())),
-            ("recursive".to_string(), Value::bool(true)),
-            ("with_decryption".to_string(), Value::bool(true)),
-        ]));
-        let read = provider
-            .clone()
-            .read_data_source(BY_PATH, &config)
+        let params = read_path(provider, by_path, &path, true)
             .await
             .map_err(|e| RecordError::Live {
                 place: path.clone(),
                 reason: format!("it could not be read: {e}"),
             })?;
-        let strings = |name: &str| -> Vec<String> {
-            read.get(name)
-                .and_then(Value::elements)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|v| v.as_str().unwrap_or_default().to_string())
-                .collect()
-        };
-        let under = format!("{path}/");
-        let params: BTreeMap<String, String> = strings("names")
-            .into_iter()
-            .zip(strings("values"))
-            .filter_map(|(n, v)| Some((n.strip_prefix(&under)?.to_string(), v)))
-            .collect();
         Ok(LiveStore {
             provider: provider.clone(),
             schema: Arc::new(schema),
@@ -406,49 +385,106 @@ impl LiveStore {
 
     /// Creates or overwrites one parameter.
     async fn put_param(&self, name: &str, value: &str) -> Result<(), RecordError> {
-        let block = &self.schema.block;
-        let config = block.value_with(BTreeMap::from([
-            (
-                "name".to_string(),
-                Value::string(format!("{}/{name}", self.path)),
-            ),
-            ("type".to_string(), Value::string("String")),
-            ("value".to_string(), Value::string(value)),
-            ("overwrite".to_string(), Value::bool(true)),
-        ]));
-        let null = ResourceState {
-            value: Value::null(block.implied_type().without_optional()),
-            private: Vec::new(),
-        };
-        let proposed = proposed_new(block, &null.value, &config);
-        let mut provider = self.provider.clone();
-        let planned = provider
-            .plan_resource_change(TYPE, &null, &proposed, &config)
+        let full = format!("{}/{name}", self.path);
+        put_parameter(&self.provider, &self.schema, &full, value, None)
             .await
-            .map_err(|e| self.failed(name, e))?;
-        provider
-            .apply_resource_change(TYPE, &null.value, &planned, &config)
-            .await
-            .map_err(|e| self.failed(name, e))?;
-        Ok(())
+            .map_err(|e| self.failed(name, e))
     }
 
     /// Deletes one parameter (gone already is deleted).
     async fn delete(&self, name: &str) -> Result<(), RecordError> {
-        let full = Value::string(format!("{}/{name}", self.path));
-        let prior = ResourceState {
-            value: self.schema.block.value_with(BTreeMap::from([
-                ("name".to_string(), full.clone()),
-                ("id".to_string(), full),
-                ("type".to_string(), Value::string("String")),
-            ])),
-            private: Vec::new(),
-        };
-        let mut provider = self.provider.clone();
-        crate::apply::destroy_state(&mut provider, TYPE, &prior, &self.schema)
+        let full = format!("{}/{name}", self.path);
+        delete_parameter(&self.provider, &self.schema, &full)
             .await
             .map_err(|e| self.failed(name, e))
     }
+}
+
+/// The parameters under `path` (below it at any depth when `recursive`),
+/// by their names relative to it, read with the provider's
+/// `aws_ssm_parameters_by_path` data source (`by_path`, its schema).
+pub(crate) async fn read_path(
+    provider: &GrpcProvider,
+    by_path: &Schema,
+    path: &str,
+    recursive: bool,
+) -> Result<BTreeMap<String, String>, crate::provider::ProviderError> {
+    let config = by_path.block.value_with(BTreeMap::from([
+        ("path".to_string(), Value::string(path)),
+        ("recursive".to_string(), Value::bool(recursive)),
+        ("with_decryption".to_string(), Value::bool(true)),
+    ]));
+    let read = provider.clone().read_data_source(BY_PATH, &config).await?;
+    let strings = |name: &str| -> Vec<String> {
+        read.get(name)
+            .and_then(Value::elements)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let under = format!("{path}/");
+    Ok(strings("names")
+        .into_iter()
+        .zip(strings("values"))
+        .filter_map(|(n, v)| Some((n.strip_prefix(&under)?.to_string(), v)))
+        .collect())
+}
+
+/// Creates or overwrites the String parameter `name` (`schema`, the
+/// provider's `aws_ssm_parameter`), with `tags` when given.
+pub(crate) async fn put_parameter(
+    provider: &GrpcProvider,
+    schema: &Schema,
+    name: &str,
+    value: &str,
+    tags: Option<BTreeMap<String, Value>>,
+) -> Result<(), crate::provider::ProviderError> {
+    let block = &schema.block;
+    let mut args = BTreeMap::from([
+        ("name".to_string(), Value::string(name)),
+        ("type".to_string(), Value::string("String")),
+        ("value".to_string(), Value::string(value)),
+        ("overwrite".to_string(), Value::bool(true)),
+    ]);
+    if let Some(tags) = tags {
+        args.insert(
+            "tags".to_string(),
+            Value::map(crate::value::Type::String, tags),
+        );
+    }
+    let config = block.value_with(args);
+    let null = ResourceState {
+        value: Value::null(block.implied_type().without_optional()),
+        private: Vec::new(),
+    };
+    let proposed = proposed_new(block, &null.value, &config);
+    let mut provider = provider.clone();
+    let planned = provider
+        .plan_resource_change(TYPE, &null, &proposed, &config)
+        .await?;
+    provider
+        .apply_resource_change(TYPE, &null.value, &planned, &config)
+        .await?;
+    Ok(())
+}
+
+/// Deletes the parameter `name` (gone already is deleted).
+pub(crate) async fn delete_parameter(
+    provider: &GrpcProvider,
+    schema: &Schema,
+    name: &str,
+) -> Result<(), crate::provider::ProviderError> {
+    let prior = ResourceState {
+        value: schema.block.value_with(BTreeMap::from([
+            ("name".to_string(), Value::string(name)),
+            ("id".to_string(), Value::string(name)),
+            ("type".to_string(), Value::string("String")),
+        ])),
+        private: Vec::new(),
+    };
+    let mut provider = provider.clone();
+    crate::apply::destroy_state(&mut provider, TYPE, &prior, schema).await
 }
 
 #[cfg(test)]

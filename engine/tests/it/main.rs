@@ -27,3 +27,4 @@ mod stateless;
 mod support;
 mod two_estates;
 mod validate;
+mod workspaces;
