@@ -49,7 +49,7 @@ resource "aws_s3_bucket_policy" "data" {{
 }
 
 /// The tags of an SSM parameter, or `None` when it does not exist.
-fn parameter_tags(moto: &Moto, name: &str) -> Option<serde_json::Value> {
+pub(crate) fn parameter_tags(moto: &Moto, name: &str) -> Option<serde_json::Value> {
     let found = moto.aws(&["ssm", "describe-parameters"]);
     let exists = found["Parameters"]
         .as_array()

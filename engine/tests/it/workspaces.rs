@@ -39,15 +39,7 @@ fn ok(o: &Output, what: &str) -> String {
 }
 
 fn tags(moto: &Moto, name: &str) -> serde_json::Value {
-    moto.aws(&[
-        "ssm",
-        "list-tags-for-resource",
-        "--resource-type",
-        "Parameter",
-        "--resource-id",
-        name,
-    ])["TagList"]
-        .clone()
+    crate::stateless::parameter_tags(moto, name).unwrap_or_else(|| panic!("no parameter {name}"))
 }
 
 #[test]
