@@ -215,7 +215,10 @@ pub fn load(root: &Path) -> Result<Settings, Diagnostics> {
             String::new()
         }
     };
-    if workspace != crate::workspaces::DEFAULT && record_store != RecordPlace::Live {
+    if !workspace.is_empty()
+        && workspace != crate::workspaces::DEFAULT
+        && record_store != RecordPlace::Live
+    {
         diags.push(Diagnostic::error(
             "Workspaces need the live record store",
             format!("The workspace {workspace:?} is selected, but {FILE} keeps this estate's records in a local folder: a workspace is listed beside the records in the live system. Select the default workspace, or remove record_store from {FILE}."),
@@ -237,6 +240,25 @@ pub fn load(root: &Path) -> Result<Settings, Diagnostics> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_selected_workspace_is_its_own_estate() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE), "live {\n  estate = \"pay\"\n}\n").unwrap();
+        crate::workspaces::select(dir.path(), "dev").unwrap();
+        let s = load(dir.path()).unwrap();
+        assert_eq!((s.estate.as_str(), s.base.as_str()), ("pay.dev", "pay"));
+        assert_eq!(s.workspace, "dev");
+        std::fs::write(
+            dir.path().join(FILE),
+            "live {\n  estate = \"pay\"\n  record_store = \"local\"\n}\n",
+        )
+        .unwrap();
+        let e = load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("Workspaces need the live record store"), "{e}");
+        crate::workspaces::select(dir.path(), "default").unwrap();
+        assert_eq!(load(dir.path()).unwrap().estate, "pay");
+    }
 
     #[test]
     fn reads_the_live_block() {
