@@ -6,6 +6,7 @@ use engine::diag;
 use engine::provider::grpc::GrpcProvider;
 use engine::workspace::Workspace;
 use engine::workspaces::{self, Registry, WorkspaceError, DEFAULT};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -16,6 +17,12 @@ pub(crate) enum Verb {
     List,
     Show,
     Delete { name: String, force: bool },
+}
+
+/// Prints a line on stdout; a reader that stops early (`| head`) is not
+/// an error.
+fn out(text: &str) {
+    let _ = writeln!(std::io::stdout(), "{text}");
 }
 
 /// Prints an error as terraform prints a workspace command's, and exits 1.
@@ -35,7 +42,7 @@ pub(crate) fn workspace(verb: Verb, no_color: bool) -> ExitCode {
     if let Verb::Show = verb {
         return match workspaces::selected(&root) {
             Ok((w, _)) => {
-                println!("{w}");
+                out(&w);
                 ExitCode::SUCCESS
             }
             Err(e) => fail(e),
@@ -84,9 +91,9 @@ async fn run(
         Verb::List => {
             for w in registry.list().await? {
                 let mark = if w == current { "*" } else { " " };
-                println!("{mark} {w}");
+                out(&format!("{mark} {w}"));
             }
-            println!();
+            out("");
         }
         Verb::New(name) => {
             registry.create(&name).await?;
@@ -157,9 +164,9 @@ async fn run(
 /// A line in terraform's green.
 fn say(style: diag::Style, text: &str) {
     if style.color {
-        println!("\x1b[0m\x1b[32m{text}\x1b[0m");
+        out(&format!("\x1b[0m\x1b[32m{text}\x1b[0m"));
     } else {
-        println!("{text}");
+        out(text);
     }
 }
 
@@ -167,9 +174,11 @@ fn created(name: &str, style: diag::Style) {
     let head = format!("Created and switched to workspace {name:?}!");
     let body = "You're now on a new, empty workspace. Workspaces isolate their state,\nso if you run \"choudoufu plan\" it will not see any existing object\nof another workspace: each is its own estate.";
     if style.color {
-        println!("\x1b[0m\x1b[32m\x1b[1m{head}\x1b[0m\x1b[32m\n\n{body}\x1b[0m");
+        out(&format!(
+            "\x1b[0m\x1b[32m\x1b[1m{head}\x1b[0m\x1b[32m\n\n{body}\x1b[0m"
+        ));
     } else {
-        println!("{head}\n\n{body}");
+        out(&format!("{head}\n\n{body}"));
     }
 }
 
