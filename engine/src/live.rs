@@ -67,6 +67,16 @@ pub struct Strict {
     pub never_repair_markers: bool,
 }
 
+/// Whether `name` may name an estate (or a workspace, whose name ends
+/// its estate's): letters, digits, '-', '_' and '.', as tags and SSM
+/// parameter names take them.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
 /// Reads `live.hcl` in `root`.
 pub fn load(root: &Path) -> Result<Settings, Diagnostics> {
     let path = root.join(FILE);
@@ -154,11 +164,7 @@ pub fn load(root: &Path) -> Result<Settings, Diagnostics> {
         ));
     }
     if let Some(e) = &estate {
-        if e.is_empty()
-            || !e
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
+        if !valid_name(e) {
             diags.push(Diagnostic::error(
                 "Invalid estate name",
                 format!("The estate name {e:?} must be non-empty letters, digits, '-', '_' or '.': it is written into tags on every object."),

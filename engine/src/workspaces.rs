@@ -62,10 +62,7 @@ pub enum WorkspaceError {
 
 /// Whether `name` may name a workspace: what an estate's name may hold.
 pub fn valid(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    crate::live::valid_name(name)
 }
 
 /// `name`, if it may name a workspace of `estate`.
@@ -92,11 +89,7 @@ pub fn estate(estate: &str, workspace: &str) -> String {
 
 /// The file holding the selected workspace of the root in `root`.
 pub fn environment_file(root: &Path) -> PathBuf {
-    let data = std::env::var_os("TF_DATA_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".terraform"));
-    root.join(data).join("environment")
+    crate::config::manifest::data_dir(root).join("environment")
 }
 
 /// The selected workspace of the root in `root`: `TF_WORKSPACE` when set
@@ -135,11 +128,18 @@ pub fn selected(root: &Path) -> Result<(String, bool), WorkspaceError> {
 /// The name `terraform.workspace` evaluates to in the working directory:
 /// the selected workspace, `default` when none can be read (opening the
 /// root has refused an unreadable or invalid one already).
+/// Read once per process: the working directory is set (`-chdir`) before
+/// anything evaluates, and a command never changes its workspace.
 pub fn current() -> String {
-    let root = std::env::current_dir().unwrap_or_default();
-    selected(&root)
-        .map(|(w, _)| w)
-        .unwrap_or_else(|_| DEFAULT.to_string())
+    static CURRENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CURRENT
+        .get_or_init(|| {
+            let root = std::env::current_dir().unwrap_or_default();
+            selected(&root)
+                .map(|(w, _)| w)
+                .unwrap_or_else(|_| DEFAULT.to_string())
+        })
+        .clone()
 }
 
 /// Selects `name` for the root in `root`, as terraform records it.
@@ -212,12 +212,9 @@ impl Registry {
         Ok(self.list().await?.iter().any(|w| w == name))
     }
 
-    /// Makes workspace `name`; refused when it exists.
+    /// Makes workspace `name`, which the caller has found not to exist.
     pub async fn create(&self, name: &str) -> Result<(), WorkspaceError> {
         check(name, &self.estate)?;
-        if self.exists(name).await? {
-            return Err(WorkspaceError::Exists(name.to_string()));
-        }
         let tags = BTreeMap::from([("tofu-workspace".to_string(), Value::string(&self.estate))]);
         ssm::put_parameter(
             &self.provider,

@@ -96,6 +96,9 @@ async fn run(
             out("");
         }
         Verb::New(name) => {
+            if registry.exists(&name).await? {
+                return Err(WorkspaceError::Exists(name));
+            }
             registry.create(&name).await?;
             workspaces::select(root, &name)?;
             created(&name, style);

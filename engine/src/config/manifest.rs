@@ -42,6 +42,17 @@ struct File {
     modules: Vec<Entry>,
 }
 
+/// Terraform's data folder of the root in `root`: `TF_DATA_DIR` when set
+/// (relative to the root, as terraform takes it from the working
+/// directory), else `.terraform`.
+pub fn data_dir(root: &Path) -> PathBuf {
+    let data = std::env::var_os("TF_DATA_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(".terraform"));
+    root.join(data)
+}
+
 /// The manifest of one root, empty when `init` installed nothing.
 #[derive(Debug, Clone, Default)]
 pub struct Manifest {
@@ -54,11 +65,7 @@ impl Manifest {
     /// when set (relative to the root, as terraform takes it from the
     /// working directory), else `.terraform`.
     pub fn path(root: &Path) -> PathBuf {
-        let data = std::env::var_os("TF_DATA_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(".terraform"));
-        root.join(data).join("modules").join("modules.json")
+        data_dir(root).join("modules").join("modules.json")
     }
 
     /// The manifest of the root in `root`; an empty one when there is no
