@@ -7,19 +7,46 @@
 //! modification and change times); any change to the file makes it hashed
 //! again. A cache entry that cannot be read is a miss, never an error: the
 //! cache can be deleted at any time. Layout under the cache directory:
-//! `schemas/v1/<sha256>.json` and `hashes/<sha256 of the path>.json`.
+//! `schemas/v2/<sha256>.json` and `hashes/<sha256 of the path>.json`.
+//!
+//! A stored schema is one line of JSON (the provider's own schema, its
+//! functions, and where each type's schema lies) followed by every type's
+//! schema, one JSON document after another, with the SHA-256 of those bytes
+//! in the first line. A run decodes only the types it reads
+//! ([`SchemaMap`]); the digest is checked at load, so a damaged entry is a
+//! miss and never a half-read schema.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
+use std::ops::Range;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::schema::ProviderSchema;
+use super::schema::{Capabilities, Function, ProviderSchema, Schema};
+use super::schema_map::SchemaMap;
 
-/// The format of stored schemas; bump it when [`ProviderSchema`] changes.
-const SCHEMA_FORMAT: &str = "v1";
+/// The format of stored schemas; bump it when [`ProviderSchema`] or the
+/// layout below changes.
+const SCHEMA_FORMAT: &str = "v2";
+
+/// The first line of a stored schema: everything but the types' schemas,
+/// and where each of those lies in the bytes after the line.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    provider: Schema,
+    functions: BTreeMap<String, Function>,
+    provider_meta: Option<Schema>,
+    capabilities: Capabilities,
+    resources: BTreeMap<String, Range<usize>>,
+    data_sources: BTreeMap<String, Range<usize>>,
+    ephemeral_resources: BTreeMap<String, Range<usize>>,
+    /// The SHA-256 of the bytes after the first line.
+    body_sha256: String,
+}
 
 /// A provider binary's SHA-256, as lowercase hex.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,14 +131,38 @@ impl SchemaCache {
         Ok(sha256)
     }
 
-    /// The schema stored for a binary, if any.
+    /// The schema stored for a binary, if any: its types' schemas are
+    /// decoded as they are read.
     pub fn load(&self, hash: &BinaryHash) -> Option<ProviderSchema> {
-        read_json(&self.schema_path(hash))
+        let path = self.schema_path(hash);
+        let bytes = fs::read(&path).ok()?;
+        let schema = decode_schema(bytes);
+        if schema.is_none() {
+            tracing::debug!("ignoring unreadable cache entry {}", path.display());
+        }
+        schema
     }
 
     /// Stores a binary's schema, replacing any earlier entry atomically.
     pub fn store(&self, hash: &BinaryHash, schema: &ProviderSchema) -> io::Result<()> {
-        write_json(&self.schema_path(hash), schema)
+        let mut body = Vec::new();
+        let resources = schema.resources.encode(&mut body)?;
+        let data_sources = schema.data_sources.encode(&mut body)?;
+        let ephemeral_resources = schema.ephemeral_resources.encode(&mut body)?;
+        let header = Header {
+            provider: schema.provider.clone(),
+            functions: schema.functions.clone(),
+            provider_meta: schema.provider_meta.clone(),
+            capabilities: schema.capabilities,
+            resources,
+            data_sources,
+            ephemeral_resources,
+            body_sha256: sha256_hex(&body),
+        };
+        let mut bytes = serde_json::to_vec(&header)?;
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&body);
+        write_bytes(&self.schema_path(hash), &bytes)
     }
 
     fn schema_path(&self, hash: &BinaryHash) -> PathBuf {
@@ -176,11 +227,42 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
     }
 }
 
+/// A stored schema from its bytes, when they are whole and of this format.
+fn decode_schema(bytes: Vec<u8>) -> Option<ProviderSchema> {
+    let line = bytes.iter().position(|b| *b == b'\n')?;
+    let header: Header = serde_json::from_slice(&bytes[..line]).ok()?;
+    let start = line + 1;
+    if sha256_hex(&bytes[start..]) != header.body_sha256 {
+        return None;
+    }
+    let bytes: Arc<[u8]> = bytes.into();
+    let map = |index: BTreeMap<String, Range<usize>>| {
+        let shifted = index
+            .into_iter()
+            .map(|(name, r)| Some((name, r.start.checked_add(start)?..r.end.checked_add(start)?)))
+            .collect::<Option<_>>()?;
+        SchemaMap::encoded(Arc::clone(&bytes), shifted)
+    };
+    Some(ProviderSchema {
+        provider: header.provider,
+        resources: map(header.resources)?,
+        data_sources: map(header.data_sources)?,
+        ephemeral_resources: map(header.ephemeral_resources)?,
+        functions: header.functions,
+        provider_meta: header.provider_meta,
+        capabilities: header.capabilities,
+    })
+}
+
 fn write_json<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    write_bytes(path, &serde_json::to_vec(value)?)
+}
+
+fn write_bytes(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().expect("cache paths have a parent");
     fs::create_dir_all(dir)?;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    serde_json::to_writer(io::BufWriter::new(&mut file), value)?;
+    file.write_all(bytes)?;
     file.flush()?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -214,6 +296,42 @@ mod tests {
         assert!(cache.load(&hash).is_none());
         fs::create_dir_all(cache.schema_path(&hash).parent().unwrap()).unwrap();
         fs::write(cache.schema_path(&hash), b"{not json").unwrap();
+        assert!(cache.load(&hash).is_none());
+    }
+
+    #[test]
+    fn a_stored_schema_reads_back_whole_and_a_damaged_one_is_a_miss() {
+        use crate::provider::schema::Block;
+        let dir = tempfile::tempdir().unwrap();
+        let cache = SchemaCache::new(dir.path());
+        let hash = BinaryHash("01".into());
+        let schema = |version| Schema {
+            version,
+            block: Block::default(),
+        };
+        let stored = ProviderSchema {
+            provider: schema(0),
+            resources: [
+                ("x_a".to_string(), schema(1)),
+                ("x_b".to_string(), schema(2)),
+            ]
+            .into(),
+            data_sources: [("x_c".to_string(), schema(3))].into(),
+            ephemeral_resources: SchemaMap::default(),
+            functions: BTreeMap::new(),
+            provider_meta: None,
+            capabilities: Capabilities::default(),
+        };
+        cache.store(&hash, &stored).unwrap();
+        let read = cache.load(&hash).unwrap();
+        assert_eq!(read.resources.get("x_b").map(|s| s.version), Some(2));
+        assert_eq!(read, stored);
+
+        let path = cache.schema_path(&hash);
+        let mut bytes = fs::read(&path).unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] ^= 1;
+        fs::write(&path, &bytes).unwrap();
         assert!(cache.load(&hash).is_none());
     }
 }

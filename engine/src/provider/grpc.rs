@@ -19,7 +19,7 @@ use super::path::{AttributePath, PathStep};
 use super::plugin::{Plugin, MAX_MESSAGE_SIZE};
 use super::schema::{
     Attribute, Block, Capabilities, DescriptionKind, Function, NestedBlock, NestedType, Nesting,
-    ObjectNesting, Parameter, ProviderSchema, Schema,
+    ObjectNesting, Parameter, ProviderSchema, Schema, SchemaMap,
 };
 use super::{
     ImportedResource, PlannedChange, Provider, ProviderError, ResourceState, Stopper,
@@ -734,7 +734,7 @@ macro_rules! schema_conversion {
                             let converted = schema(s).map_err(|e| format!("{name}: {e}"))?;
                             Ok((name, converted))
                         })
-                        .collect::<Result<BTreeMap<_, _>, String>>()
+                        .collect::<Result<SchemaMap, String>>()
                 };
                 let functions = r
                     .functions

@@ -10,7 +10,8 @@
 //!   [`schema`] and [`path`] models over `crate::value`'s values (a
 //!   provider's diagnostics are `crate::diag::Diagnostic`s),
 //!   which [`msgpack`] encodes for the wire;
-//! - [`cache`] keeps decoded schemas keyed by the binary's hash;
+//! - [`cache`] keeps schemas keyed by the binary's hash, and
+//!   [`schema_map`] decodes a stored type's schema when it is first read;
 //! - [`proposed`] builds the proposed new object a plan starts from.
 //!
 //! Not here: evaluating configuration, and deciding what to change.
@@ -30,6 +31,7 @@ pub mod proposed;
 pub mod requirements;
 pub mod resolve;
 pub mod schema;
+mod schema_map;
 mod tls;
 
 use std::future::Future;

@@ -16,6 +16,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::path::{AttributePath, PathStep};
+pub use super::schema_map::SchemaMap;
 use crate::value::{Kind, Type, Value};
 
 /// Everything a provider declares about itself.
@@ -23,9 +24,9 @@ use crate::value::{Kind, Type, Value};
 pub struct ProviderSchema {
     /// The provider's own configuration block.
     pub provider: Schema,
-    pub resources: BTreeMap<String, Schema>,
-    pub data_sources: BTreeMap<String, Schema>,
-    pub ephemeral_resources: BTreeMap<String, Schema>,
+    pub resources: SchemaMap,
+    pub data_sources: SchemaMap,
+    pub ephemeral_resources: SchemaMap,
     /// Functions the provider contributes to expressions.
     pub functions: BTreeMap<String, Function>,
     /// The schema of `provider_meta` blocks, when the provider has one.
@@ -642,8 +643,8 @@ mod tests {
                 block: Block::default(),
             },
             resources: [("x_thing".to_string(), Schema { version: 2, block })].into(),
-            data_sources: BTreeMap::new(),
-            ephemeral_resources: BTreeMap::new(),
+            data_sources: SchemaMap::default(),
+            ephemeral_resources: SchemaMap::default(),
             functions: BTreeMap::new(),
             provider_meta: None,
             capabilities: Capabilities::default(),

@@ -13,7 +13,7 @@ use crate::scenarios::types_used;
 use crate::support::aws_binary;
 use engine::provider::load_schema;
 use engine::provider::plugin::LaunchOptions;
-use engine::provider::schema::{Block, ProviderSchema, Schema};
+use engine::provider::schema::{Block, ProviderSchema, Schema, SchemaMap};
 use std::collections::BTreeSet;
 
 /// The schema with only the wanted types, and no descriptions.
@@ -22,10 +22,10 @@ fn trimmed(
     resources: &BTreeSet<String>,
     data: &BTreeSet<String>,
 ) -> ProviderSchema {
-    let keep = |all: &std::collections::BTreeMap<String, Schema>, wanted: &BTreeSet<String>| {
-        all.iter()
-            .filter(|(name, _)| wanted.contains(*name))
-            .map(|(name, s)| (name.clone(), without_descriptions(s)))
+    let keep = |all: &SchemaMap, wanted: &BTreeSet<String>| {
+        wanted
+            .iter()
+            .filter_map(|name| Some((name.clone(), without_descriptions(all.get(name)?))))
             .collect()
     };
     ProviderSchema {
