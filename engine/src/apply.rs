@@ -71,14 +71,130 @@ impl Applied {
     }
 }
 
-/// Where apply reports progress, one line at a time, as terraform words it.
+/// Where apply reports progress: one event per change started, still
+/// running every ten seconds, finished or failed (terraform's hooks). Its
+/// `Display` is terraform's line for it.
 pub trait Progress {
-    fn line(&mut self, line: String);
+    fn event(&mut self, event: Event);
 }
 
-impl<F: FnMut(String)> Progress for F {
-    fn line(&mut self, line: String) {
-        self(line)
+impl<F: FnMut(Event)> Progress for F {
+    fn event(&mut self, event: Event) {
+        self(event)
+    }
+}
+
+/// What a change is doing, as terraform's hooks name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Doing {
+    Create,
+    Update,
+    Delete,
+    /// An `import` block's object taken into the estate.
+    Import,
+}
+
+impl Doing {
+    /// terraform's `-json` action: `create`, `update`, `delete`, `import`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Doing::Create => "create",
+            Doing::Update => "update",
+            Doing::Delete => "delete",
+            Doing::Import => "import",
+        }
+    }
+}
+
+/// Where a change is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stage {
+    /// Started, on the object `id` names (none for a create).
+    Start { id: Option<String> },
+    /// Still running after `elapsed`.
+    Running { elapsed: Duration },
+    /// Finished after `elapsed`; `id` names the object a create or update
+    /// left (none for a destroy).
+    Complete {
+        id: Option<String>,
+        elapsed: Duration,
+    },
+    /// Failed after `elapsed` (the error follows as a diagnostic).
+    Errored { elapsed: Duration },
+}
+
+/// One moment of one instance's change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub addr: ResourceInstanceAddr,
+    /// The deposed object's key, when the change is a deposed object's.
+    pub deposed: Option<String>,
+    pub doing: Doing,
+    pub stage: Stage,
+}
+
+impl Event {
+    /// terraform's line for the event in its human UI; none for a failure,
+    /// which terraform's text leaves to the error that follows.
+    pub fn line(&self) -> Option<String> {
+        match self.stage {
+            Stage::Errored { .. } => None,
+            _ => Some(self.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let addr = &self.addr;
+        let id = |id: &Option<String>| match id {
+            Some(id) if !id.is_empty() => format!(" [id={id}]"),
+            _ => String::new(),
+        };
+        match (&self.stage, self.doing) {
+            // terraform names the deposed object when its destroy starts only.
+            (Stage::Start { id: i }, Doing::Delete) => match &self.deposed {
+                Some(key) => write!(f, "{addr} (deposed object {key}): Destroying...{}", id(i)),
+                None => write!(f, "{addr}: Destroying...{}", id(i)),
+            },
+            (Stage::Start { .. }, Doing::Create) => write!(f, "{addr}: Creating..."),
+            (Stage::Start { id: i }, Doing::Update) => write!(f, "{addr}: Modifying...{}", id(i)),
+            (Stage::Start { id: i }, Doing::Import) => write!(f, "{addr}: Importing...{}", id(i)),
+            (Stage::Running { elapsed }, doing) => {
+                let verb = match doing {
+                    Doing::Create => "creating",
+                    Doing::Update => "modifying",
+                    Doing::Delete => "destroying",
+                    Doing::Import => "importing",
+                };
+                write!(f, "{addr}: Still {verb}... [{} elapsed]", seconds(*elapsed))
+            }
+            (Stage::Complete { id: i, .. }, Doing::Import) => {
+                write!(f, "{addr}: Import complete{}", id(i))
+            }
+            (Stage::Complete { id: i, elapsed }, doing) => {
+                let noun = match doing {
+                    Doing::Create => "Creation",
+                    Doing::Update => "Modifications",
+                    _ => "Destruction",
+                };
+                write!(
+                    f,
+                    "{addr}: {noun} complete after {}{}",
+                    seconds(*elapsed),
+                    id(i)
+                )
+            }
+            (Stage::Errored { elapsed }, doing) => {
+                let noun = match doing {
+                    Doing::Create => "Creation",
+                    Doing::Update => "Modifications",
+                    Doing::Import => "Import",
+                    Doing::Delete => "Destruction",
+                };
+                write!(f, "{addr}: {noun} errored after {}", seconds(*elapsed))
+            }
+        }
     }
 }
 
@@ -210,8 +326,13 @@ struct Shared<'a, 'r> {
 }
 
 impl Shared<'_, '_> {
-    fn say(&self, line: String) {
-        self.progress.borrow_mut().line(line);
+    fn say(&self, addr: &ResourceInstanceAddr, doing: Doing, stage: Stage) {
+        self.progress.borrow_mut().event(Event {
+            addr: addr.clone(),
+            deposed: None,
+            doing,
+            stage,
+        });
     }
 
     /// Whether new changes may start.
@@ -641,8 +762,10 @@ async fn change<P: Provider + Clone>(
     // As terraform, an imported object is announced before its change;
     // stamping its markers is that change.
     if let Some(id) = &step.importing {
-        shared.say(format!("{}: Importing... [id={id}]", step.addr));
-        shared.say(format!("{}: Import complete [id={id}]", step.addr));
+        let id = Some(id.clone());
+        shared.say(&step.addr, Doing::Import, Stage::Start { id: id.clone() });
+        let elapsed = Duration::ZERO;
+        shared.say(&step.addr, Doing::Import, Stage::Complete { id, elapsed });
         shared.done.borrow_mut().imported += 1;
     }
     // Deposed objects go after the instance's own create or update (the
@@ -792,19 +915,23 @@ async fn create_or_update<P: Provider + Clone>(
         .unwrap_or_default()
         .to_string();
     let started = Instant::now();
-    if creating {
-        shared.say(format!("{addr}: Creating..."));
-    } else {
-        shared.say(format!("{addr}: Modifying... [id={id}]"));
-    }
-    let verb = if creating { "creating" } else { "modifying" };
+    let (doing, verb) = match creating {
+        true => (Doing::Create, "creating"),
+        false => (Doing::Update, "modifying"),
+    };
+    let id = (!creating).then_some(id);
+    shared.say(addr, doing, Stage::Start { id });
     let result = with_ticker(
         provider.apply_resource_change(&step.type_name, &prior.value, &planned, config),
         addr,
-        verb,
+        doing,
         shared,
     )
     .await;
+    if result.is_err() {
+        let elapsed = started.elapsed();
+        shared.say(addr, doing, Stage::Errored { elapsed });
+    }
     let state = match result {
         Ok(Some(s)) => s,
         Ok(None) => {
@@ -817,23 +944,18 @@ async fn create_or_update<P: Provider + Clone>(
         }
         Err(e) => return Err(failed(addr, e)),
     };
-    let elapsed = seconds(started.elapsed());
+    let elapsed = started.elapsed();
     let new_id = state
         .value
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if creating {
-        shared.say(format!(
-            "{addr}: Creation complete after {elapsed} [id={new_id}]"
-        ));
-        shared.done.borrow_mut().added += 1;
-    } else {
-        shared.say(format!(
-            "{addr}: Modifications complete after {elapsed} [id={new_id}]"
-        ));
-        shared.done.borrow_mut().changed += 1;
+    let id = Some(new_id);
+    shared.say(addr, doing, Stage::Complete { id, elapsed });
+    match creating {
+        true => shared.done.borrow_mut().added += 1,
+        false => shared.done.borrow_mut().changed += 1,
     }
     // The record first, with what the type's read is known to lose, the
     // instant the change commits; then, while the object shows arguments
@@ -972,33 +1094,32 @@ async fn destroy_live<P: Provider + Clone>(
 ) -> Result<(), Diagnostics> {
     let mut provider = provider.clone();
     let addr = &step.addr;
-    let shown = match deposed {
-        Some(key) => format!("{addr} (deposed object {key})"),
-        None => addr.to_string(),
-    };
     let id = prior
         .value
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    shared.say(format!("{shown}: Destroying... [id={id}]"));
+    shared.progress.borrow_mut().event(Event {
+        addr: addr.clone(),
+        deposed: deposed.map(str::to_string),
+        doing: Doing::Delete,
+        stage: Stage::Start { id: Some(id) },
+    });
     let started = Instant::now();
     let result = with_ticker(
         destroy_state(&mut provider, &step.type_name, prior, &step.schema),
         addr,
-        "destroying",
+        Doing::Delete,
         shared,
     )
     .await;
+    let elapsed = started.elapsed();
     if let Err(e) = result {
+        shared.say(addr, Doing::Delete, Stage::Errored { elapsed });
         return Err(failed(addr, e));
     }
-    // terraform names the deposed object when the destroy starts only.
-    shared.say(format!(
-        "{addr}: Destruction complete after {}",
-        seconds(started.elapsed())
-    ));
+    shared.say(addr, Doing::Delete, Stage::Complete { id: None, elapsed });
     shared.done.borrow_mut().destroyed += 1;
     Ok(())
 }
@@ -1034,7 +1155,7 @@ fn keep_ignored(res: &Resource, config: Value, prior: Option<&Value>) -> Value {
 async fn with_ticker<T>(
     call: impl std::future::Future<Output = T>,
     addr: &ResourceInstanceAddr,
-    verb: &str,
+    doing: Doing,
     shared: &Shared<'_, '_>,
 ) -> T {
     tokio::pin!(call);
@@ -1047,7 +1168,7 @@ async fn with_ticker<T>(
         tokio::select! {
             out = &mut call => return out,
             _ = tick.tick() => {
-                shared.say(format!("{addr}: Still {verb}... [{} elapsed]", seconds(started.elapsed())));
+                shared.say(addr, doing, Stage::Running { elapsed: started.elapsed() });
             }
         }
     }

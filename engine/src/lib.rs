@@ -11,6 +11,7 @@ pub mod diag;
 pub mod eval;
 pub mod graph;
 pub mod init;
+pub mod json_ui;
 pub mod live;
 pub mod lock;
 pub mod migrate;

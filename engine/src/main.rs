@@ -251,6 +251,10 @@ struct PlanArgs {
     /// Print without colour.
     #[arg(long = "no-color")]
     no_color: bool,
+    /// Stream terraform's machine-readable UI on stdout: one JSON message
+    /// a line (apply needs -auto-approve or a saved plan).
+    #[arg(long)]
+    json: bool,
     /// Ask for no input (accepted for terraform compatibility: the engine
     /// never prompts for variables).
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", require_equals = true)]

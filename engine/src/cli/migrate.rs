@@ -6,7 +6,7 @@ use std::process::ExitCode;
 /// `choudoufu migrate`: exit 0 when nothing failed.
 pub(crate) fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
     let style = diag::Style::new(!no_color);
-    crate::cli::in_workspace(&[], style, async |root, ws| {
+    crate::cli::in_workspace(&[], crate::cli::Ui::Human(style), async |root, ws| {
         if let Err(d) =
             engine::planner::configure_providers(&ws.tree.module, ws.vars.clone(), &mut ws.sessions)
                 .await

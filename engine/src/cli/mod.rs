@@ -18,12 +18,53 @@ use engine::workspace::Workspace;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Where a command's words go: terraform's human text (diagnostics on
+/// stderr), or terraform's machine-readable stream on stdout (`-json`).
+#[derive(Clone, Copy)]
+pub(crate) enum Ui {
+    Human(diag::Style),
+    Json,
+}
+
+impl Ui {
+    pub(crate) fn diagnostics(self, d: &diag::Diagnostics, sources: &diag::Sources) {
+        match self {
+            Ui::Human(style) => eprint!("{}", diag::render_all(d, sources, style)),
+            Ui::Json => {
+                for line in engine::json_ui::diagnostics(d, sources) {
+                    println!("{line}");
+                }
+            }
+        }
+    }
+
+    /// An error with no place in the configuration; exit 1.
+    pub(crate) fn fail(self, e: anyhow::Error) -> ExitCode {
+        match self {
+            Ui::Human(_) => crate::report(Err(e)),
+            Ui::Json => {
+                let d = diag::Diagnostic::error(format!("{e:#}"), "");
+                self.diagnostics(&d.into(), &diag::Sources::default());
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// A line of the command's own: printed, or streamed as a `log`.
+    pub(crate) fn say(self, text: &str) {
+        match self {
+            Ui::Human(_) => println!("{text}"),
+            Ui::Json => println!("{}", engine::json_ui::log(text.trim())),
+        }
+    }
+}
+
 /// Opens the root in the working directory, with `cli`'s variables, on a
 /// runtime of its own, and runs `f` on it; the providers are stopped
-/// after. A root that cannot be opened is reported in `style`.
+/// after. A root that cannot be opened is reported through `ui`.
 pub(crate) fn in_workspace(
     cli: &[CliInput],
-    style: diag::Style,
+    ui: Ui,
     f: impl AsyncFnOnce(&Path, &mut Workspace) -> ExitCode,
 ) -> ExitCode {
     use engine::provider::plugin::LaunchOptions;
@@ -43,7 +84,7 @@ pub(crate) fn in_workspace(
         let mut ws = match Workspace::open(&root, cli, &env, LaunchOptions::from_env()).await {
             Ok(ws) => ws,
             Err(e) => {
-                eprint!("{}", diag::render_all(&e.diagnostics, &e.sources, style));
+                ui.diagnostics(&e.diagnostics, &e.sources);
                 return ExitCode::FAILURE;
             }
         };

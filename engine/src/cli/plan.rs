@@ -1,7 +1,7 @@
 //! `plan`, `apply` and `destroy`: a plan from the live system, shown, saved
 //! or approved and applied, under the estate's lock.
 
-use crate::report;
+use crate::cli::Ui;
 use crate::PlanArgs;
 use engine::diag;
 use std::io::Write;
@@ -22,7 +22,27 @@ pub(crate) enum Mode {
 /// `plan`, `apply` and `destroy`.
 pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
     use engine::eval::inputs::CliInput;
-    let style = diag::Style::new(!args.no_color);
+    let style = diag::Style::new(!args.no_color && !args.json);
+    let ui = match args.json {
+        true => Ui::Json,
+        false => Ui::Human(style),
+    };
+    if args.json {
+        println!("{}", engine::json_ui::version());
+        // No prompt can be answered in the middle of a stream.
+        if let Mode::Apply {
+            auto_approve: false,
+            saved: None,
+        } = mode
+        {
+            let d = diag::Diagnostic::error(
+                "Plan file or auto-approve required",
+                "Terraform cannot ask for interactive approval when -json is set. You can either apply a saved plan file, or enable the -auto-approve option.",
+            );
+            ui.diagnostics(&d.into(), &diag::Sources::default());
+            return ExitCode::FAILURE;
+        }
+    }
     let mut cli: Vec<CliInput> = Vec::new();
     // -var and -var-file keep their command-line order.
     let raw: Vec<String> = std::env::args().collect();
@@ -38,22 +58,26 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
             }
         }
     }
-    crate::cli::in_workspace(&cli, style, async |root, ws| {
+    crate::cli::in_workspace(&cli, ui, async |root, ws| {
         let sources = ws.tree.sources();
         let mut lock = None;
         if matches!(mode, Mode::Apply { .. }) && args.lock != "false" {
-            match take_lock(ws, args).await {
+            match take_lock(ws, args, ui).await {
                 Ok(l) => lock = l,
-                Err(e) => return report(Err(e)),
+                Err(e) => return ui.fail(e),
             }
         }
         // Read after the lock is taken: the plan sees what its last holder
         // wrote.
         let write = matches!(mode, Mode::Apply { .. });
-        let code = match ws.open_records(root, write, &mut say_records).await {
-            Ok(store) => plan_and_apply(ws, &store, args, mode, root, &sources, style).await,
+        let mut said = |line: String| match ui {
+            Ui::Human(_) => say_records(line),
+            Ui::Json => ui.say(&line),
+        };
+        let code = match ws.open_records(root, write, &mut said).await {
+            Ok(store) => plan_and_apply(ws, &store, args, mode, root, &sources, ui).await,
             Err(d) => {
-                eprint!("{}", diag::render_all(&d, &sources, style));
+                ui.diagnostics(&d, &sources);
                 ExitCode::FAILURE
             }
         };
@@ -89,6 +113,7 @@ const RELEASE_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 pub(crate) async fn take_lock(
     ws: &mut engine::workspace::Workspace,
     args: &PlanArgs,
+    ui: Ui,
 ) -> anyhow::Result<Option<engine::lock::Lock>> {
     if ws.sessions.schema("aws").is_none() {
         return Ok(None);
@@ -111,14 +136,14 @@ pub(crate) async fn take_lock(
     };
     let estate = ws.settings.estate.clone();
     let waiting = |holder: &engine::lock::Holder| {
-        println!(
+        ui.say(&format!(
             "Estate \"{estate}\" is locked by another run: lock ID {}, {} by {} since {}. Waiting up to {} for it to finish...",
             holder.id,
             holder.operation,
             holder.who,
             holder.created,
             args.lock_timeout
-        );
+        ));
     };
     Ok(Some(
         engine::lock::acquire(&provider, &estate, operation, timeout, waiting).await?,
@@ -151,7 +176,7 @@ pub(crate) async fn plan_and_apply(
     mode: Mode,
     root: &std::path::Path,
     sources: &diag::Sources,
-    style: diag::Style,
+    ui: Ui,
 ) -> ExitCode {
     {
         let root = root.to_path_buf();
@@ -197,21 +222,25 @@ pub(crate) async fn plan_and_apply(
         let planned = match engine::planner::plan(&req, &mut ws.sessions, store).await {
             Ok(p) => p,
             Err(d) => {
-                eprint!("{}", diag::render_all(&d, &sources, style));
+                ui.diagnostics(&d, &sources);
                 return ExitCode::FAILURE;
             }
         };
         // Warnings follow the plan, as terraform prints them.
-        let warnings = diag::render_all(&planned.warnings, &sources, style);
         if let Mode::Apply {
             saved: Some(approved),
             ..
         } = &mode
         {
-            eprint!("{warnings}");
+            if let Ui::Json = ui {
+                for line in engine::json_ui::plan(&planned.plan, true) {
+                    println!("{line}");
+                }
+            }
+            ui.diagnostics(&planned.warnings, &sources);
             let (path, saved) = approved.as_ref();
             if let Err(e) = saved.check_origin(path, &ws.settings.estate, &root, &ws.vars) {
-                return report(Err(e.into()));
+                return ui.fail(e.into());
             }
             let moved = saved.moved(&engine::saved::digests(&planned));
             if !moved.is_empty() {
@@ -224,11 +253,18 @@ pub(crate) async fn plan_and_apply(
                 return ExitCode::from(3);
             }
         } else {
-            print!(
-                "{}",
-                engine::plan::render::human(&planned.plan, !args.no_color)
-            );
-            eprint!("{warnings}");
+            match ui {
+                Ui::Human(_) => print!(
+                    "{}",
+                    engine::plan::render::human(&planned.plan, !args.no_color)
+                ),
+                Ui::Json => {
+                    for line in engine::json_ui::plan(&planned.plan, false) {
+                        println!("{line}");
+                    }
+                }
+            }
+            ui.diagnostics(&planned.warnings, &sources);
         }
         let code = match mode {
             Mode::Plan {
@@ -248,9 +284,12 @@ pub(crate) async fn plan_and_apply(
                     )
                     .replacing(&args.replace);
                     if let Err(e) = saved.write(&out) {
-                        return report(Err(e.into()));
+                        return ui.fail(e.into());
                     }
-                    println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run the following command to apply:\n    choudoufu apply \"{}\"", out.display(), out.display());
+                    // The stream says nothing of it, as terraform's.
+                    if let Ui::Human(_) = ui {
+                        println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run the following command to apply:\n    choudoufu apply \"{}\"", out.display(), out.display());
+                    }
                 }
                 if detailed_exitcode && planned.plan.has_changes() {
                     ExitCode::from(2)
@@ -274,7 +313,18 @@ pub(crate) async fn plan_and_apply(
                     // without a prompt the progress follows the plan.
                     println!();
                 }
-                let mut progress = |line: String| println!("{line}");
+                let mut progress = |event: engine::apply::Event| match ui {
+                    Ui::Human(_) => {
+                        if let Some(line) = event.line() {
+                            println!("{line}");
+                        }
+                    }
+                    Ui::Json => {
+                        if let Some(line) = engine::json_ui::hook(&event) {
+                            println!("{line}");
+                        }
+                    }
+                };
                 match engine::apply::apply(
                     &req,
                     &planned,
@@ -285,6 +335,12 @@ pub(crate) async fn plan_and_apply(
                 )
                 .await
                 {
+                    Ok(done) if args.json => {
+                        for line in engine::json_ui::applied(&done, args.destroy, &ws.tree.module) {
+                            println!("{line}");
+                        }
+                        ExitCode::SUCCESS
+                    }
                     Ok(done) => {
                         println!("\n{}", apply_complete(&done, args.destroy, !args.no_color));
                         if !args.destroy {
@@ -293,7 +349,7 @@ pub(crate) async fn plan_and_apply(
                         ExitCode::SUCCESS
                     }
                     Err((done, d)) => {
-                        eprint!("{}", diag::render_all(&d, &sources, style));
+                        ui.diagnostics(&d, &sources);
                         let rest = if done.cancelled {
                             ""
                         } else {

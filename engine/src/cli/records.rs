@@ -9,16 +9,14 @@ use std::process::ExitCode;
 /// Opens the root in the working directory and its record store (read
 /// only), and hands the store to `f`. The providers are stopped after.
 pub(crate) fn with_store(style: diag::Style, f: impl FnOnce(&RecordStore) -> ExitCode) -> ExitCode {
-    crate::cli::in_workspace(&[], style, async |root, ws| {
-        match ws
-            .open_records(root, false, &mut crate::cli::plan::say_records)
-            .await
-        {
-            Ok(store) => f(&store),
-            Err(d) => {
-                eprint!("{}", diag::render_all(&d, &ws.tree.sources(), style));
-                ExitCode::FAILURE
-            }
+    crate::cli::in_workspace(&[], crate::cli::Ui::Human(style), async |root, ws| match ws
+        .open_records(root, false, &mut crate::cli::plan::say_records)
+        .await
+    {
+        Ok(store) => f(&store),
+        Err(d) => {
+            eprint!("{}", diag::render_all(&d, &ws.tree.sources(), style));
+            ExitCode::FAILURE
         }
     })
 }

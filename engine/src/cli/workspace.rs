@@ -59,7 +59,7 @@ pub(crate) fn workspace(verb: Verb, no_color: bool) -> ExitCode {
             return fail(workspaces::check(name, &base).unwrap_err());
         }
     }
-    crate::cli::in_workspace(&[], style, async |root, ws| {
+    crate::cli::in_workspace(&[], crate::cli::Ui::Human(style), async |root, ws| {
         let provider = match aws_provider(ws).await {
             Ok(p) => p,
             Err(d) => {

@@ -12,6 +12,7 @@ mod fake_plugins;
 mod fake_provider6;
 mod init;
 mod json_config;
+mod json_stream;
 mod language;
 mod live_provider;
 mod memory_provider;

@@ -762,7 +762,7 @@ async fn apply_planned(
         }
     }
     let mut lines = Vec::new();
-    let mut progress = |line: String| lines.push(line);
+    let mut progress = |event: engine::apply::Event| lines.extend(event.line());
     if let Some(addr) = stop_after {
         std::env::set_var(SIGTERM_AFTER, addr);
     }
