@@ -251,6 +251,10 @@ struct PlanArgs {
     /// Print without colour.
     #[arg(long = "no-color")]
     no_color: bool,
+    /// Read every object and change none: the apply brings the records
+    /// and the outputs up to date.
+    #[arg(long = "refresh-only")]
+    refresh_only: bool,
     /// Stream terraform's machine-readable UI on stdout: one JSON message
     /// a line (apply needs -auto-approve or a saved plan).
     #[arg(long)]
@@ -382,6 +386,7 @@ fn main() -> ExitCode {
             };
             if let Some(saved) = &saved {
                 args.destroy = saved.1.destroy;
+                args.refresh_only = saved.1.refresh_only;
                 args.replace = saved.1.replace.clone();
             }
             return run_plan(

@@ -30,6 +30,9 @@ pub struct SavedPlan {
     /// SHA-256 over the input variables' final values.
     pub vars_digest: String,
     pub destroy: bool,
+    /// A `-refresh-only` plan: its apply plans so again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refresh_only: bool,
     /// The `-replace` addresses the plan was made with: its apply plans
     /// with them again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -250,6 +253,7 @@ impl SavedPlan {
             config_digest: config_digest(root),
             vars_digest: vars_digest(vars),
             destroy,
+            refresh_only: planned.plan.refresh_only,
             replace: Vec::new(),
             fingerprints: d.fingerprints,
             changes: d.changes,

@@ -29,6 +29,12 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
     };
     if args.json {
         println!("{}", engine::json_ui::version());
+    }
+    if let Some(d) = mode_conflict(args) {
+        ui.diagnostics(&d.into(), &diag::Sources::default());
+        return ExitCode::FAILURE;
+    }
+    if args.json {
         // No prompt can be answered in the middle of a stream.
         if let Mode::Apply {
             auto_approve: false,
@@ -93,6 +99,23 @@ pub(crate) fn run_plan(args: &PlanArgs, mode: Mode) -> ExitCode {
         }
         code
     })
+}
+
+/// terraform's refusal of plan modes that cannot go together.
+fn mode_conflict(args: &PlanArgs) -> Option<diag::Diagnostic> {
+    if args.refresh_only && args.destroy {
+        return Some(diag::Diagnostic::error(
+            "Incompatible plan mode options",
+            "The -destroy and -refresh-only options are mutually-exclusive.",
+        ));
+    }
+    if args.refresh_only && !args.replace.is_empty() {
+        return Some(diag::Diagnostic::error(
+            "Unsupported plan mode",
+            "Forcing resource instance replacement (with -replace=...) is allowed only in normal planning mode.",
+        ));
+    }
+    None
 }
 
 /// What opening the record store has to say: a move of an earlier
@@ -218,6 +241,7 @@ pub(crate) async fn plan_and_apply(
             targets,
             replace,
             plan_timestamp,
+            refresh_only: args.refresh_only,
         };
         let planned = match engine::planner::plan(&req, &mut ws.sessions, store).await {
             Ok(p) => p,

@@ -107,6 +107,8 @@ pub struct Plan {
     pub outputs: Vec<OutputChange>,
     /// A plan made with `-destroy`.
     pub destroy: bool,
+    /// A plan made with `-refresh-only`: every object as it is.
+    pub refresh_only: bool,
 }
 
 impl Plan {

@@ -58,6 +58,9 @@ pub fn human(plan: &Plan, color: bool) -> String {
         if plan.destroy {
             out.push_str(&c.color("\n[reset][bold][green]No changes.[reset][bold] No objects need to be destroyed.[reset]\n\n"));
             out.push_str(&word_wrap("Either you have not created any objects yet or the existing objects were already deleted outside of Terraform."));
+        } else if plan.refresh_only {
+            out.push_str(&c.color("\n[reset][bold][green]No changes.[reset][bold] Your infrastructure still matches the configuration.[reset]\n\n"));
+            out.push_str(&word_wrap("Terraform has checked that the real remote objects still match the result of your most recent changes, and found no differences."));
         } else {
             out.push_str(&c.color("\n[reset][bold][green]No changes.[reset][bold] Your infrastructure matches the configuration.[reset]\n\n"));
             out.push_str(&word_wrap("Terraform has compared your real infrastructure against your configuration and found no differences, so no changes are needed."));
@@ -2684,6 +2687,11 @@ mod tests {
             ..Plan::default()
         };
         assert!(human(&destroy, false).contains("No objects need to be destroyed."));
+        let refresh_only = Plan {
+            refresh_only: true,
+            ..Plan::default()
+        };
+        assert_eq!(human(&refresh_only, false), "\nNo changes. Your infrastructure still matches the configuration.\n\nTerraform has checked that the real remote objects still match the result of\nyour most recent changes, and found no differences.\n");
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub struct Request<'a> {
     /// When the plan was made (RFC 3339), `plantimestamp()`'s answer; a
     /// saved plan's apply keeps the saved plan's.
     pub plan_timestamp: String,
+    /// `-refresh-only`: read every object and change none. Its apply
+    /// brings the records and the outputs up to date.
+    pub refresh_only: bool,
 }
 
 /// One instance's planned change, with what apply needs to carry it out.

@@ -165,7 +165,15 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                 ));
             }
         }
-        let bound = self.bind(block, &input, first).await?;
+        let mut bound = self.bind(block, &input, first).await?;
+        if self.req.refresh_only {
+            // Nothing is destroyed, and nothing adopted: an object only an
+            // `import` block names is not the estate's yet.
+            bound.deposed.clear();
+            if bound.importing.take().is_some() {
+                bound.found = None;
+            }
+        }
         let Bound {
             found,
             via,
@@ -467,6 +475,14 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             }
             Family::Part(_) | Family::Record => config,
         };
+        // A refresh-only plan keeps every object as it is, and plans
+        // nothing for an instance with none.
+        if self.req.refresh_only {
+            return Ok(prior.map(|(_, state)| {
+                let live = state.value.clone();
+                (Action::NoOp, Some(live.clone()), Some(live), Vec::new())
+            }));
+        }
         let mut provider = block.lane.provider();
         Ok(Some(match (prior, self.req.destroy) {
             (None, true) => return Ok(None),

@@ -102,7 +102,10 @@ pub async fn plan<L: Launcher>(
         return Err(p.diags);
     }
     p.check_blocks();
-    let orphans = if req.targets.is_empty() {
+    // A refresh-only plan destroys nothing, so it sweeps nothing.
+    let orphans = if req.refresh_only {
+        Vec::new()
+    } else if req.targets.is_empty() {
         p.sweep(sessions).await?
     } else {
         p.diags.push(Diagnostic::warning(
@@ -141,6 +144,7 @@ pub async fn plan<L: Launcher>(
             changes: entries.changes,
             outputs,
             destroy: req.destroy,
+            refresh_only: req.refresh_only,
         },
         steps: entries.steps,
         order,

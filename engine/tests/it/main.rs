@@ -21,6 +21,7 @@ mod modules;
 mod outputs;
 mod plan_render;
 mod record_store;
+mod refresh_only;
 mod roundtrip;
 mod scenario_schema;
 mod scenarios;

@@ -337,9 +337,9 @@ fn json_value(j: &serde_json::Value, ty: &engine::value::Type) -> Value {
 /// One step of a case.
 #[derive(Debug)]
 enum Step {
-    /// `plan [-destroy] [-target=ADDR]... [-replace=ADDR]... [-out=FILE]`
+    /// `plan [-destroy] [-refresh-only] [-target=ADDR]... [-replace=ADDR]... [-out=FILE]`
     Plan { flags: Flags, out: Option<String> },
-    /// `apply [-destroy] [-target=ADDR]... [-replace=ADDR]... [-stop-after=ADDR]`: auto-approved,
+    /// `apply [-destroy] [-refresh-only] [-target=ADDR]... [-replace=ADDR]... [-stop-after=ADDR]`: auto-approved,
     /// one change at a time; `-stop-after` stops it the instant that
     /// address's change commits, as SIGTERM would.
     Apply {
@@ -372,6 +372,7 @@ enum Step {
 #[derive(Debug, Default)]
 struct Flags {
     destroy: bool,
+    refresh_only: bool,
     targets: Vec<String>,
     replace: Vec<String>,
 }
@@ -396,6 +397,7 @@ impl Step {
                 let (name, value) = flag.split_once('=').unwrap_or((flag, ""));
                 match (*verb, name) {
                     (_, "destroy") => flags.destroy = true,
+                    (_, "refresh-only") => flags.refresh_only = true,
                     (_, "target") => flags.targets.push(value.to_string()),
                     (_, "replace") => flags.replace.push(value.to_string()),
                     ("plan", "out") => out = Some(value.to_string()),
@@ -552,6 +554,9 @@ impl Flags {
         if self.destroy {
             out.push("-destroy".to_string());
         }
+        if self.refresh_only {
+            out.push("-refresh-only".to_string());
+        }
         out.extend(self.targets.iter().map(|t| format!("-target={t}")));
         out.extend(self.replace.iter().map(|r| format!("-replace={r}")));
         out
@@ -629,6 +634,7 @@ impl Opened {
                 .map(|r| r.parse().unwrap_or_else(|e| panic!("-replace={r}: {e}")))
                 .collect(),
             plan_timestamp: plan_timestamp.to_string(),
+            refresh_only: flags.refresh_only,
         }
     }
 
@@ -705,11 +711,13 @@ async fn run_apply(
     let flags = match &saved {
         Some((_, s)) => Flags {
             destroy: s.destroy,
+            refresh_only: s.refresh_only,
             targets: Vec::new(),
             replace: s.replace.clone(),
         },
         None => Flags {
             destroy: flags.destroy,
+            refresh_only: flags.refresh_only,
             targets: flags.targets.clone(),
             replace: flags.replace.clone(),
         },

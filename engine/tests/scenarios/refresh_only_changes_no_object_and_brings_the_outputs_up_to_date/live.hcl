@@ -1,0 +1,3 @@
+live {
+  estate = "shop"
+}
