@@ -1183,16 +1183,10 @@ fn lambda_package(path: &Path, n: u32) {
     zip.finish().unwrap();
 }
 
-/// `source_code_hash` is never read back from the API, and no catalogue
-/// entry names it: what the engine keeps of it, it learns by reading the
-/// function back after its apply. The next plan is empty, a new package
-/// plans its update as stock plans it, and that apply's plan is empty too.
-#[test]
-fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
-    let moto = Moto::start();
-    let e = Workdir::new();
-    let dir = e.dir.path();
-    lambda_package(&dir.join("fn.zip"), 1);
+/// A root of a Lambda function whose configuration sets
+/// `source_code_hash` (which the API never returns), its package `n`.
+fn learned_root(dir: &Path, moto: &Moto, n: u32) {
+    lambda_package(&dir.join("fn.zip"), n);
     std::fs::write(
         dir.join("main.tf"),
         format!(
@@ -1218,6 +1212,18 @@ resource "aws_lambda_function" "fn" {{
         ),
     )
     .unwrap();
+}
+
+/// `source_code_hash` is never read back from the API, and no catalogue
+/// entry names it: what the engine keeps of it, it learns by reading the
+/// function back after its apply. The next plan is empty, a new package
+/// plans its update as stock plans it, and that apply's plan is empty too.
+#[test]
+fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    let dir = e.dir.path();
+    learned_root(dir, &moto, 1);
     write_live(dir, ESTATE);
     let listed = engine::bind::aws::identity(true, "aws_lambda_function", None).config_only();
     assert!(!listed.contains(&"source_code_hash"), "{listed:?}");
@@ -1241,6 +1247,44 @@ resource "aws_lambda_function" "fn" {{
     assert!(applied.status.success(), "{}", text(&applied));
     let plan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+}
+
+/// The same, learned at `migrate` from stock's state: the migrated
+/// function's next plan is empty, with no catalogue entry naming the
+/// attribute, and a new package still plans its update.
+#[test]
+fn what_a_read_cannot_return_is_learned_at_migrate_from_the_stock_state() {
+    let moto = Moto::start();
+    let (stock, e) = (Workdir::new(), Workdir::new());
+    learned_root(stock.dir.path(), &moto, 1);
+    let tf = crate::support::terraform();
+    for args in [
+        &["init", "-input=false", "-no-color"][..],
+        &["apply", "-auto-approve", "-no-color"],
+    ] {
+        let out = stock.run(&tf, args);
+        assert!(out.status.success(), "terraform {args:?}: {}", text(&out));
+    }
+    let dir = e.dir.path();
+    learned_root(dir, &moto, 1);
+    write_live(dir, ESTATE);
+    let listed = engine::bind::aws::identity(true, "aws_lambda_function", None).config_only();
+    assert!(!listed.contains(&"source_code_hash"), "{listed:?}");
+    e.init();
+    let state = stock.dir.path().join("terraform.tfstate");
+    let migrated = e.engine(&["migrate", "-state", &state.display().to_string()]);
+    assert!(migrated.status.success(), "{}", text(&migrated));
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+
+    lambda_package(&dir.join("fn.zip"), 2);
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
+    assert!(
+        flat(&text(&plan)).contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{}",
+        text(&plan)
+    );
 }
 
 /// The names of the SSM parameters moto holds under `/dep/`.
