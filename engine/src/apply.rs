@@ -104,6 +104,16 @@ impl Doing {
             Doing::Import => "import",
         }
     }
+
+    /// terraform's noun for the change finished or failed.
+    fn noun(self) -> &'static str {
+        match self {
+            Doing::Create => "Creation",
+            Doing::Update => "Modifications",
+            Doing::Delete => "Destruction",
+            Doing::Import => "Import",
+        }
+    }
 }
 
 /// Where a change is.
@@ -172,28 +182,19 @@ impl std::fmt::Display for Event {
             (Stage::Complete { id: i, .. }, Doing::Import) => {
                 write!(f, "{addr}: Import complete{}", id(i))
             }
-            (Stage::Complete { id: i, elapsed }, doing) => {
-                let noun = match doing {
-                    Doing::Create => "Creation",
-                    Doing::Update => "Modifications",
-                    _ => "Destruction",
-                };
-                write!(
-                    f,
-                    "{addr}: {noun} complete after {}{}",
-                    seconds(*elapsed),
-                    id(i)
-                )
-            }
-            (Stage::Errored { elapsed }, doing) => {
-                let noun = match doing {
-                    Doing::Create => "Creation",
-                    Doing::Update => "Modifications",
-                    Doing::Import => "Import",
-                    Doing::Delete => "Destruction",
-                };
-                write!(f, "{addr}: {noun} errored after {}", seconds(*elapsed))
-            }
+            (Stage::Complete { id: i, elapsed }, doing) => write!(
+                f,
+                "{addr}: {} complete after {}{}",
+                doing.noun(),
+                seconds(*elapsed),
+                id(i)
+            ),
+            (Stage::Errored { elapsed }, doing) => write!(
+                f,
+                "{addr}: {} errored after {}",
+                doing.noun(),
+                seconds(*elapsed)
+            ),
         }
     }
 }

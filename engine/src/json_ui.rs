@@ -140,6 +140,9 @@ fn action_word(action: Action) -> &'static str {
     }
 }
 
+/// The UI's name for a reason, which is not the plan format's
+/// (`plan::json`): the stream says `cannot_update` where a plan file says
+/// `replace_because_cannot_update`.
 fn reason_word(reason: &Reason) -> &'static str {
     match reason {
         Reason::ReplaceBecauseCannotUpdate => "cannot_update",
