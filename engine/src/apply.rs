@@ -1175,7 +1175,7 @@ async fn with_ticker<T>(
     }
 }
 
-fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 60 {
         format!("{}m{}s", s / 60, s % 60)

@@ -190,8 +190,9 @@ fn object_id(v: Option<&Value>) -> Option<String> {
     (!id.is_empty()).then_some(id)
 }
 
-/// What a plan streams: a `refresh_start` and `refresh_complete` for
-/// every object it read, each `planned_change`, and its `change_summary`
+/// What a plan streams: an `apply_start` and `apply_complete` (action
+/// `read`) for each data source it read, a `refresh_start` and
+/// `refresh_complete` for every object it read, each `planned_change`, and its `change_summary`
 /// and the `outputs` it changes. The apply of a saved plan (`saved`)
 /// streams only the changes, as terraform's does: its reads check the
 /// plan still holds, and are no refresh.
@@ -203,6 +204,38 @@ pub fn plan(plan: &Plan, saved: bool) -> Vec<String> {
         .filter(|rc| !saved && rc.addr.mode == Mode::Managed && rc.deposed.is_none())
         .filter(|rc| rc.before.as_ref().is_some_and(|b| !b.is_null()))
         .collect();
+    // Each data source read, as terraform's hooks report one.
+    for r in plan.reads.iter().filter(|_| !saved) {
+        let h = |id: Option<String>, elapsed| HookJson {
+            resource: resource(&r.addr),
+            action: "read",
+            id_key: id.as_ref().map(|_| "id"),
+            id_value: id,
+            elapsed_seconds: elapsed,
+        };
+        let text = format!("{}: Refreshing...", r.addr);
+        out.push(message(
+            "info",
+            &text,
+            "apply_start",
+            vec![("hook", encoded(&h(None, None)))],
+        ));
+        let secs = r.elapsed.as_secs_f64().round() as u64;
+        let id = r.id.clone().filter(|i| !i.is_empty());
+        let shown = match &id {
+            Some(id) => format!(" [id={id}]"),
+            None => String::new(),
+        };
+        let took = crate::apply::seconds(Duration::from_secs(secs));
+        let text = format!("{}: Refresh complete after {took}{shown}", r.addr);
+        let hook = encoded(&h(id, Some(secs)));
+        out.push(message(
+            "info",
+            &text,
+            "apply_complete",
+            vec![("hook", hook)],
+        ));
+    }
     for (ty, said) in [
         ("refresh_start", "Refreshing state..."),
         ("refresh_complete", "Refresh complete"),

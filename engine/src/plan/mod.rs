@@ -109,6 +109,17 @@ pub struct Plan {
     pub destroy: bool,
     /// A plan made with `-refresh-only`: every object as it is.
     pub refresh_only: bool,
+    /// The data sources the plan read, in the order it read them.
+    pub reads: Vec<DataRead>,
+}
+
+/// One data source instance read while planning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataRead {
+    pub addr: ResourceInstanceAddr,
+    /// The `id` of what it read, when it has one.
+    pub id: Option<String>,
+    pub elapsed: std::time::Duration,
 }
 
 impl Plan {

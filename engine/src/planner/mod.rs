@@ -77,6 +77,7 @@ pub async fn plan<L: Launcher>(
         uncatalogued: Vec::new(),
         unbound: Vec::new(),
         failed_checks: BTreeSet::new(),
+        reads: Vec::new(),
     };
     // As terraform does, a node that fails stops only what depends on it:
     // every other node is still planned, so one plan reports every error
@@ -145,6 +146,7 @@ pub async fn plan<L: Launcher>(
             outputs,
             destroy: req.destroy,
             refresh_only: req.refresh_only,
+            reads: std::mem::take(&mut p.reads),
         },
         steps: entries.steps,
         order,
@@ -222,6 +224,8 @@ struct Planner<'a, 'r, P> {
     /// The checks (module instance and name) whose data source could not
     /// be read.
     failed_checks: BTreeSet<(Vec<ModuleStep>, String)>,
+    /// The data sources read, for the plan to say so.
+    reads: Vec<crate::plan::DataRead>,
 }
 
 impl<'r, P> Planner<'_, 'r, P> {
@@ -347,7 +351,10 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
         sessions: &mut Sessions<L>,
     ) -> Result<(), Diagnostics> {
         let pref = self.provider_of(res);
-        let v = match read_data(res, &pref, self.values(), &self.here, sessions).await {
+        let mut reads = std::mem::take(&mut self.reads);
+        let read = read_data(res, &pref, self.values(), &self.here, sessions, &mut reads).await;
+        self.reads = reads;
+        let v = match read {
             Ok(v) => v,
             // A check's data source that cannot be read fails its check,
             // never the plan.
@@ -526,7 +533,9 @@ pub async fn configure_providers<L: Launcher>(
                 let res = &module.resources[key];
                 let v = match key.mode {
                     crate::addr::Mode::Data => {
-                        read_data(res, &res.provider_ref(), &values, &[], sessions).await?
+                        let mut reads = Vec::new();
+                        read_data(res, &res.provider_ref(), &values, &[], sessions, &mut reads)
+                            .await?
                     }
                     // Not known without a plan.
                     crate::addr::Mode::Managed => Value::unknown(Type::Dynamic),
@@ -541,14 +550,15 @@ pub async fn configure_providers<L: Launcher>(
 
 /// Reads every instance of data source `res` of the module instance
 /// `here` through provider configuration `pref`, its configuration
-/// evaluated in `values`; an instance whose configuration is not wholly
-/// known yet is unknown.
+/// evaluated in `values`, noting each read in `reads`; an instance whose
+/// configuration is not wholly known yet is unknown.
 async fn read_data<L: Launcher>(
     res: &Resource,
     pref: &ProviderRef,
     values: &ModuleValues,
     here: &[ModuleStep],
     sessions: &mut Sessions<L>,
+    reads: &mut Vec<crate::plan::DataRead>,
 ) -> Result<Value, Diagnostics> {
     let schema = sessions
         .schema(&pref.name)
@@ -561,10 +571,16 @@ async fn read_data<L: Launcher>(
         let config = decode(&res.config, &schema.block, &scope)?;
         let v = if config.is_wholly_known() {
             let provider = sessions.get(pref).await?;
-            provider
+            let addr = res.key.instance(here, key);
+            let started = std::time::Instant::now();
+            let v = provider
                 .read_data_source(&res.key.type_name, &config)
                 .await
-                .map_err(|e| provider_failed(res, &res.key.instance(here, key), e))?
+                .map_err(|e| provider_failed(res, &addr, e))?;
+            let id = v.get("id").and_then(Value::as_str).map(str::to_owned);
+            let elapsed = started.elapsed();
+            reads.push(crate::plan::DataRead { addr, id, elapsed });
+            v
         } else {
             Value::unknown(schema.block.implied_type().without_optional())
         };
