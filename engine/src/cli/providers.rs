@@ -108,8 +108,13 @@ pub(crate) fn providers_schema() -> anyhow::Result<()> {
     let document = TerraformSchemas::new(schemas.iter().map(|(a, s)| (a.clone(), s)));
     let mut out =
         engine::plan::json::GoEscaped::new(std::io::BufWriter::new(std::io::stdout().lock()));
-    serde_json::to_writer(&mut out, &document)?;
-    writeln!(out)?;
-    out.finish()?;
-    Ok(())
+    let written = serde_json::to_writer(&mut out, &document)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out))
+        .and_then(|()| out.finish().map(|_| ()));
+    // A reader that stops early (`| head`) is not an error.
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }

@@ -332,30 +332,33 @@ impl SchemasError {
     }
 }
 
-/// The schema of every provider the root's `required_providers` names,
-/// keyed by full source address; render with [`schema::TerraformSchemas`].
+/// The schema of every provider the configuration in `root` uses, by
+/// source address: its modules' `required_providers` and the
+/// `hashicorp/<name>` providers terraform implies for resources and
+/// provider blocks that name no requirement, as `terraform providers
+/// schema` lists them.
 pub async fn required_schemas(
     root: &Path,
     cache: Option<&SchemaCache>,
     options: &LaunchOptions,
 ) -> Result<Vec<(String, ProviderSchema)>, SchemasError> {
-    let requirements = requirements::required_providers(root)?;
-    let required = requirements
-        .iter()
-        .map(|r| (r.source.clone(), r.constraint.clone()))
-        .collect();
-    let locked = locked::selections(root, &required, cache).map_err(SchemasError::Locked)?;
-    let mut loaded = Vec::new();
-    for requirement in requirements {
-        let found = resolve::selected(&locked, &requirement.source)?;
-        tracing::debug!(
-            source = %found.source,
-            version = %found.version,
-            executable = %found.executable.display(),
-            "provider found"
-        );
-        let schema = load_schema(&found.executable, cache, options).await?;
-        loaded.push((found.source.to_string(), schema));
+    let (tree, diags) = crate::config::tree::load_tree(root);
+    if let Some(d) = diags.iter().find(|d| d.is_error()) {
+        return Err(SchemasError::Config {
+            reason: format!("{}: {}", d.summary, d.detail),
+        });
     }
-    Ok(loaded)
+    let modules: Vec<&crate::config::Module> = tree.modules().iter().map(|t| &t.module).collect();
+    let resolved = resolve::for_modules(&modules, root, cache, options).await?;
+    let mut by_source: std::collections::BTreeMap<String, Arc<ProviderSchema>> =
+        std::collections::BTreeMap::new();
+    for r in resolved.into_iter().flat_map(|m| m.into_values()) {
+        by_source
+            .entry(r.found.source.to_string())
+            .or_insert(r.schema);
+    }
+    Ok(by_source
+        .into_iter()
+        .map(|(source, schema)| (source, Arc::unwrap_or_clone(schema)))
+        .collect())
 }

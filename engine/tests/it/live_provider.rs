@@ -277,3 +277,31 @@ fn killed_engine_leaves_no_provider_and_no_socket() {
         .collect();
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }
+
+/// A root that names no `required_providers` uses `hashicorp/aws` all the
+/// same, as terraform implies it from the resource type: `providers schema`
+/// lists it, as stock's does.
+#[test]
+fn providers_schema_lists_a_provider_only_implied_by_a_resource() {
+    let w = crate::support::Workdir::new();
+    std::fs::write(
+        w.dir.path().join("main.tf"),
+        "resource \"aws_sqs_queue\" \"q\" {\n  name = \"implied\"\n}\n",
+    )
+    .unwrap();
+    crate::support::write_live(w.dir.path(), "implied");
+    let sources = |program: &std::path::Path| {
+        let init = w.run(program, &["init", "-input=false", "-no-color"]);
+        assert!(init.status.success(), "{}", crate::support::text(&init));
+        let out = w.run(program, &["providers", "schema", "-json"]);
+        assert!(out.status.success(), "{}", crate::support::text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["provider_schemas"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let ours = sources(&assert_cmd::cargo::cargo_bin("choudoufu"));
+    assert_eq!(ours, ["registry.terraform.io/hashicorp/aws"]);
+    assert_eq!(ours, sources(&terraform()));
+}
