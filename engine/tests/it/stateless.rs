@@ -1214,6 +1214,25 @@ resource "aws_lambda_function" "fn" {{
     .unwrap();
 }
 
+/// No catalogue entry names `source_code_hash`: what keeps it is learned.
+fn not_listed() {
+    let listed = engine::bind::aws::identity(true, "aws_lambda_function", None).config_only();
+    assert!(!listed.contains(&"source_code_hash"), "{listed:?}");
+}
+
+/// A new package in `e`'s root plans exactly one update; the plan's text.
+fn a_new_package_plans_an_update(e: &Workdir) -> String {
+    lambda_package(&e.dir.path().join("fn.zip"), 2);
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
+    let shown = flat(&text(&plan));
+    assert!(
+        shown.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{shown}"
+    );
+    shown
+}
+
 /// `source_code_hash` is never read back from the API, and no catalogue
 /// entry names it: what the engine keeps of it, it learns by reading the
 /// function back after its apply. The next plan is empty, a new package
@@ -1225,8 +1244,7 @@ fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
     let dir = e.dir.path();
     learned_root(dir, &moto, 1);
     write_live(dir, ESTATE);
-    let listed = engine::bind::aws::identity(true, "aws_lambda_function", None).config_only();
-    assert!(!listed.contains(&"source_code_hash"), "{listed:?}");
+    not_listed();
     e.init();
 
     let applied = e.engine(&["apply", "-auto-approve"]);
@@ -1234,15 +1252,8 @@ fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
     let plan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
 
-    lambda_package(&dir.join("fn.zip"), 2);
-    let plan = e.engine(&["plan", "-detailed-exitcode"]);
-    assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
-    let shown = flat(&text(&plan));
-    assert!(
-        shown.contains("~ source_code_hash = \"")
-            && shown.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
-        "{shown}"
-    );
+    let shown = a_new_package_plans_an_update(&e);
+    assert!(shown.contains("~ source_code_hash = \""), "{shown}");
     let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
     let plan = e.engine(&["plan", "-detailed-exitcode"]);
@@ -1268,8 +1279,7 @@ fn what_a_read_cannot_return_is_learned_at_migrate_from_the_stock_state() {
     let dir = e.dir.path();
     learned_root(dir, &moto, 1);
     write_live(dir, ESTATE);
-    let listed = engine::bind::aws::identity(true, "aws_lambda_function", None).config_only();
-    assert!(!listed.contains(&"source_code_hash"), "{listed:?}");
+    not_listed();
     e.init();
     let state = stock.dir.path().join("terraform.tfstate");
     let migrated = e.engine(&["migrate", "-state", &state.display().to_string()]);
@@ -1277,14 +1287,7 @@ fn what_a_read_cannot_return_is_learned_at_migrate_from_the_stock_state() {
     let plan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
 
-    lambda_package(&dir.join("fn.zip"), 2);
-    let plan = e.engine(&["plan", "-detailed-exitcode"]);
-    assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
-    assert!(
-        flat(&text(&plan)).contains("Plan: 0 to add, 1 to change, 0 to destroy."),
-        "{}",
-        text(&plan)
-    );
+    a_new_package_plans_an_update(&e);
 }
 
 /// The names of the SSM parameters moto holds under `/dep/`.
