@@ -8,9 +8,10 @@
 //! the same message types terraform does, in the same order, with two
 //! differences that follow from having no state: there is no
 //! `resource_drift` (a plan is made from the live system, so there is no
-//! earlier record of an object to have drifted from), and each object the
-//! plan read is announced by a `refresh_start` and `refresh_complete` pair
-//! once the plan's reads are done, not as each read starts.
+//! earlier record of an object to have drifted from), and each data
+//! source and object the plan read is announced (a `read` hook pair, a
+//! `refresh_start` and `refresh_complete` pair) once the plan's reads are
+//! done, not as each read starts.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
