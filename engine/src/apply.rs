@@ -49,6 +49,21 @@ pub struct Applied {
 }
 
 impl Applied {
+    /// terraform's closing sentence of an apply, or of a destroy.
+    pub fn summary(&self, destroy: bool) -> String {
+        if destroy {
+            return format!("Destroy complete! Resources: {} destroyed.", self.destroyed);
+        }
+        let imported = match self.imported {
+            0 => String::new(),
+            n => format!("{n} imported, "),
+        };
+        format!(
+            "Apply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
+            self.added, self.changed, self.destroyed
+        )
+    }
+
     /// The root outputs as terraform lists them after an apply
     /// (`\nOutputs:\n\nname = value`, a sensitive one as `<sensitive>`);
     /// empty when there are none. A null output is no output.

@@ -209,7 +209,7 @@ pub fn plan(plan: &Plan, saved: bool) -> Vec<String> {
     for r in plan.reads.iter().filter(|_| !saved) {
         let h = |id: Option<String>, elapsed| HookJson {
             resource: resource(&r.addr),
-            action: "read",
+            action: Some("read"),
             id_key: id.as_ref().map(|_| "id"),
             id_value: id,
             elapsed_seconds: elapsed,
@@ -253,10 +253,12 @@ pub fn plan(plan: &Plan, saved: bool) -> Vec<String> {
                 ty,
                 vec![(
                     "hook",
-                    encoded(&RefreshJson {
+                    encoded(&HookJson {
                         resource: resource(&rc.addr),
+                        action: None,
                         id_key: id.as_ref().map(|_| "id"),
                         id_value: id,
+                        elapsed_seconds: None,
                     }),
                 )],
             ));
@@ -277,7 +279,7 @@ pub fn plan(plan: &Plan, saved: bool) -> Vec<String> {
     }
     let (add, chg, remove) = plan.counts();
     let import = plan.imports();
-    let text = summary_text(add, chg, remove, import);
+    let text = crate::plan::render::summary(plan);
     out.push(summary_line(&text, add, chg, remove, import, "plan"));
     let outputs: Vec<(String, Json)> = plan
         .outputs
@@ -292,23 +294,6 @@ pub fn plan(plan: &Plan, saved: bool) -> Vec<String> {
         out.push(outputs_line(&outputs));
     }
     out
-}
-
-#[derive(Serialize)]
-struct RefreshJson {
-    resource: ResourceJson,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id_key: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id_value: Option<String>,
-}
-
-/// terraform's plan summary sentence.
-fn summary_text(add: usize, chg: usize, remove: usize, import: usize) -> String {
-    match import {
-        0 => format!("Plan: {add} to add, {chg} to change, {remove} to destroy."),
-        n => format!("Plan: {n} to import, {add} to add, {chg} to change, {remove} to destroy."),
-    }
 }
 
 #[derive(Serialize)]
@@ -368,10 +353,13 @@ fn ordered(entry: &Json) -> String {
     format!("{{{}}}", parts.join(","))
 }
 
+/// A hook's object: what it is about, and for a change its action, the
+/// object's id and the time taken (a refresh names no action).
 #[derive(Serialize)]
 struct HookJson {
     resource: ResourceJson,
-    action: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     id_key: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -396,7 +384,7 @@ pub fn hook(event: &Event) -> Option<String> {
     };
     let h = HookJson {
         resource: resource(&event.addr),
-        action: event.doing.as_str(),
+        action: Some(event.doing.as_str()),
         id_key: id.as_ref().map(|_| "id"),
         id_value: id,
         elapsed_seconds: elapsed,
@@ -416,23 +404,8 @@ pub fn hook(event: &Event) -> Option<String> {
 /// What an apply or destroy streams when it is done: its `change_summary`
 /// and, after an apply, the root module's outputs.
 pub fn applied(done: &Applied, destroy: bool, root: &Module) -> Vec<String> {
-    let (text, op) = match destroy {
-        true => (
-            format!("Destroy complete! Resources: {} destroyed.", done.destroyed),
-            "destroy",
-        ),
-        false => {
-            let imported = match done.imported {
-                0 => String::new(),
-                n => format!("{n} imported, "),
-            };
-            let text = format!(
-                "Apply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
-                done.added, done.changed, done.destroyed
-            );
-            (text, "apply")
-        }
-    };
+    let text = done.summary(destroy);
+    let op = if destroy { "destroy" } else { "apply" };
     let mut out = vec![summary_line(
         &text,
         done.added,

@@ -408,18 +408,7 @@ pub(crate) fn approved(destroy: bool) -> bool {
 
 /// terraform's closing line of an apply.
 pub(crate) fn apply_complete(done: &engine::apply::Applied, destroy: bool, color: bool) -> String {
-    let text = if destroy {
-        format!("Destroy complete! Resources: {} destroyed.", done.destroyed)
-    } else {
-        let imported = match done.imported {
-            0 => String::new(),
-            n => format!("{n} imported, "),
-        };
-        format!(
-            "Apply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
-            done.added, done.changed, done.destroyed
-        )
-    };
+    let text = done.summary(destroy);
     if color {
         format!("\x1b[0m\x1b[1m\x1b[32m{text}\x1b[0m")
     } else {

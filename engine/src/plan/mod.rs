@@ -123,8 +123,9 @@ pub struct DataRead {
 }
 
 impl Plan {
-    /// Counts to add, change and destroy, as the summary line gives them
-    /// (a replacement counts once as an add and once as a destroy).
+    /// Counts to add, change and destroy, as terraform's summary gives
+    /// them (a replacement counts once as an add and once as a destroy; a
+    /// data source's delete is not counted).
     pub fn counts(&self) -> (usize, usize, usize) {
         let mut add = 0;
         let mut change = 0;
@@ -137,8 +138,8 @@ impl Plan {
                     add += 1;
                     destroy += 1;
                 }
-                Action::Delete => destroy += 1,
-                Action::NoOp | Action::Read | Action::Forget => {}
+                Action::Delete if c.addr.mode == crate::addr::Mode::Managed => destroy += 1,
+                Action::Delete | Action::NoOp | Action::Read | Action::Forget => {}
             }
         }
         (add, change, destroy)

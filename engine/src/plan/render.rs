@@ -113,7 +113,7 @@ pub fn human(plan: &Plan, color: bool) -> String {
 /// terraform counts: a replacement is an add and a destroy; data sources
 /// read and moves alone are not counted.
 pub fn summary(plan: &Plan) -> String {
-    let (add, change, destroy) = counts(plan);
+    let (add, change, destroy) = plan.counts();
     format!(
         "Plan: {}{add} to add, {change} to change, {destroy} to destroy.",
         to_import(plan)
@@ -128,28 +128,9 @@ fn to_import(plan: &Plan) -> String {
     }
 }
 
-fn counts(plan: &Plan) -> (usize, usize, usize) {
-    let mut add = 0;
-    let mut change = 0;
-    let mut destroy = 0;
-    for rc in &plan.changes {
-        match rc.action {
-            Action::Create => add += 1,
-            Action::Update => change += 1,
-            Action::Replace { .. } => {
-                add += 1;
-                destroy += 1;
-            }
-            Action::Delete if rc.addr.mode == Mode::Managed => destroy += 1,
-            _ => {}
-        }
-    }
-    (add, change, destroy)
-}
-
 /// The summary as `human` prints it: bold `Plan:`, a blank line before.
 fn summary_with(plan: &Plan, c: &Colorize) -> String {
-    let (add, change, destroy) = counts(plan);
+    let (add, change, destroy) = plan.counts();
     c.color(&format!(
         "\n[bold]Plan:[reset] {}{add} to add, {change} to change, {destroy} to destroy.\n",
         to_import(plan)
