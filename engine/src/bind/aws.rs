@@ -611,24 +611,25 @@ impl<P: Provider + Clone> Lane<P> {
 
     /// The import IDs an ARN of the type may stand for: exactly one for a
     /// type whose entry has an ARN pattern (none if the ARN is not of its
-    /// shape), else the candidates [`catalogue::id_candidates`] gives, each
-    /// to be confirmed by a read.
+    /// shape), or whose import ID the ARN alone gives; else the candidates
+    /// [`catalogue::id_candidates`] gives, each to be confirmed by a read
+    /// (a log group named by configuration, found by its marker when no
+    /// block declares it any more).
     pub async fn ids_from_arn(
         &self,
         ident: &Identity,
         arn: &str,
     ) -> Result<Vec<String>, ProviderError> {
-        if guesses(ident) {
-            return Ok(catalogue::id_candidates(arn));
-        }
         let Some(fields) = ident.read_arn(arn) else {
             return Ok(Vec::new());
         };
-        Ok(self
-            .id_from_fields(ident, &fields)
-            .await?
-            .into_iter()
-            .collect())
+        if let Some(id) = self.id_from_fields(ident, &fields).await? {
+            return Ok(vec![id]);
+        }
+        Ok(match guesses(ident) {
+            true => catalogue::id_candidates(arn),
+            false => Vec::new(),
+        })
     }
 
     /// The import IDs of the objects the tagging API lists with the
@@ -668,6 +669,39 @@ impl<P: Provider + Clone> Lane<P> {
             ids.extend(self.id_from_fields(ident, &fields).await?);
         }
         Ok(ids)
+    }
+
+    /// The import IDs of the parts of type `part` the parent object
+    /// `parent` holds, by the part's listing under its parent.
+    pub async fn parts(
+        &self,
+        part: &Identity,
+        listing: &catalogue::Parts,
+        parent: &Value,
+    ) -> Result<Vec<String>, ProviderError> {
+        let mut args = BTreeMap::new();
+        for (name, t) in &listing.args {
+            let Some(v) = t.fill(|f| parent.get(f).and_then(catalogue::attr_text)) else {
+                return Ok(Vec::new());
+            };
+            args.insert(name.clone(), Value::string(v));
+        }
+        let Some(answer) = self.read_data(&listing.data_source, args).await? else {
+            return Ok(Vec::new());
+        };
+        let Some(template) = &part.entry.id else {
+            return Ok(Vec::new());
+        };
+        Ok(list_elements(answer.get(&listing.list))
+            .into_iter()
+            .filter(|e| {
+                !listing
+                    .unless
+                    .iter()
+                    .any(|(k, v)| e.get(k).is_some_and(|x| x == v))
+            })
+            .filter_map(|e| template.fill(|f| e.get(f).cloned()))
+            .collect())
     }
 
     /// The estate whose marker a part's parent carries, the parent named
@@ -715,11 +749,10 @@ fn list_elements(list: Option<&Value>) -> Vec<aws_api::Element> {
         .collect()
 }
 
-/// Whether the IDs an ARN gives a type are guesses, each to be confirmed by
-/// a read: the type's entry has no ARN pattern, and nothing in
-/// configuration names its objects.
+/// Whether the IDs an ARN gives a type may be guesses, each to be
+/// confirmed by a read: the type's entry has no ARN pattern.
 fn guesses(ident: &Identity) -> bool {
-    ident.entry.arn.is_none() && ident.generated()
+    ident.entry.arn.is_none()
 }
 
 /// The identity of a type of a provider, aws or not (`aws`), whose schema

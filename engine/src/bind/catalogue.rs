@@ -213,6 +213,24 @@ pub struct Under {
     pub result: String,
 }
 
+/// The listing of a parent's parts, for the sweep of a parent no block
+/// declares: a data source read with arguments from the parent's object,
+/// whose answer's list names each part; each element's fields fill the
+/// part's import ID.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parts {
+    pub data_source: String,
+    /// Filled from the parent object's attributes.
+    pub args: BTreeMap<String, Template>,
+    /// The attribute of the answer holding the parts, a list of objects.
+    pub list: String,
+    /// Elements whose fields hold these values are not parts (a route
+    /// table's main association).
+    #[serde(default)]
+    pub unless: BTreeMap<String, String>,
+}
+
 /// Where an [`Under`] listing is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UnderFrom<'u> {
@@ -323,6 +341,8 @@ pub struct Entry {
     /// A listing under the parent naming the object, for a part whose ID
     /// is generated.
     pub under: Option<Under>,
+    /// For a part: every part of a parent, for the sweep.
+    pub parts: Option<Parts>,
     pub parent: Option<Parent>,
     #[serde(default)]
     pub config_only: Vec<String>,
@@ -332,6 +352,11 @@ pub struct Entry {
     /// estate's yet, and is planned as a create, as terraform plans it.
     #[serde(default)]
     pub adopts: bool,
+    /// For a type that `adopts`: the object the adopted one lives and dies
+    /// with (a default ACL's VPC). Its destroy leaves the object (and its
+    /// markers) in place, so with no record naming it the sweep takes it
+    /// only beside that object's destroy.
+    pub within: Option<Parent>,
     /// The round-trip root under `engine/tests/fixtures/catalogue/` whose
     /// live test proves the type.
     pub proven: Option<String>,
@@ -382,6 +407,22 @@ impl Catalogue {
 
     pub fn entries(&self) -> impl Iterator<Item = (&str, &Entry)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The part types listed under a parent of type `parent`.
+    pub fn parts_of<'c>(&'c self, parent: &'c str) -> impl Iterator<Item = (&'c str, &'c Parts)> {
+        self.entries().filter_map(move |(t, e)| {
+            let parts = e.parts.as_ref()?;
+            (e.parent.as_ref()?.type_name == parent).then_some((t, parts))
+        })
+    }
+
+    /// The types whose own listing names only the objects carrying the
+    /// estate's marker.
+    pub fn listed_by_marker(&self) -> impl Iterator<Item = &str> {
+        self.entries()
+            .filter(|(_, e)| e.list.as_ref().is_some_and(|l| l.by_marker))
+            .map(|(t, _)| t)
     }
 }
 

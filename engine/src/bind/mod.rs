@@ -44,11 +44,14 @@ impl Held {
             .contains(&(type_name.to_string(), handle.to_string()))
     }
 
-    /// Remembers an object by its import ID and its ARN.
+    /// Remembers an object by its import ID, its own `id` (which differs
+    /// for a default route table, imported by its VPC's ID) and its ARN.
     pub fn hold(&mut self, type_name: &str, id: &str, object: &Value) {
         self.insert(type_name, id);
-        if let Some(arn) = object.get("arn").and_then(Value::as_str) {
-            self.insert(type_name, arn);
+        for attr in ["id", "arn"] {
+            if let Some(handle) = object.get(attr).and_then(Value::as_str) {
+                self.insert(type_name, handle);
+            }
         }
     }
 }

@@ -125,6 +125,73 @@ pub async fn marked<P: Provider + Clone>(
     Ok(out)
 }
 
+/// The parts the swept object `parent` holds that no declared instance
+/// bound and the sweep has not found yet: a part carries no marker, and
+/// its parent's is the proof it is the estate's (a route table's subnet
+/// associations, which must go before it). Each is named in the parent's
+/// module.
+pub async fn parts<P: Provider + Clone>(
+    lane: &Lane<P>,
+    parent: &Orphan,
+    bound: &Held,
+    swept: &mut Held,
+) -> Result<Vec<Orphan>, ProviderError> {
+    let module = parent
+        .address
+        .as_deref()
+        .and_then(|a| a.parse::<crate::addr::ResourceInstanceAddr>().ok())
+        .map(|a| a.module)
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (type_name, listing) in Catalogue::builtin().parts_of(&parent.type_name) {
+        let ident = lane.identity(type_name);
+        for id in lane.parts(&ident, listing, &parent.state.value).await? {
+            if bound.contains(type_name, &id) || swept.contains(type_name, &id) {
+                continue;
+            }
+            let Some(state) = lane.read(type_name, &id).await? else {
+                continue;
+            };
+            let own_id = state.value.get("id").and_then(Value::as_str).unwrap_or(&id);
+            if ident.absent(&state.value)
+                || bound.contains(type_name, own_id)
+                || swept.contains(type_name, own_id)
+            {
+                continue;
+            }
+            swept.hold(type_name, &id, &state.value);
+            let addr = crate::addr::ResourceInstanceAddr {
+                module: module.clone(),
+                ..crate::addr::ResourceInstanceAddr::managed(type_name, &orphan_name(&id))
+            };
+            out.push(Orphan {
+                type_name: type_name.to_string(),
+                id,
+                state,
+                address: Some(addr.to_string()),
+                ident: ident.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The name a swept object with no address of its own is planned under:
+/// `orphan_` and the last segment of its ID.
+pub fn orphan_name(id: &str) -> String {
+    let tail = id.rsplit(['/', ':']).find(|s| !s.is_empty()).unwrap_or(id);
+    let name: String = tail
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                true => c,
+                false => '_',
+            },
+        )
+        .collect();
+    format!("orphan_{name}")
+}
+
 /// What a record of an instance no block declares comes to.
 #[derive(Debug, Clone)]
 pub enum Recorded {

@@ -6,7 +6,7 @@
 use super::Planner;
 use crate::addr::{call_names, InstanceKey, Mode, ModuleStep, ResourceInstanceAddr};
 use crate::bind::aws::is_aws;
-use crate::bind::catalogue::Family;
+use crate::bind::catalogue::{Catalogue, Family};
 use crate::bind::locate;
 use crate::bind::sweep::{self, Orphan, Recorded};
 use crate::config::{ProviderRef, ResourceKey};
@@ -34,14 +34,18 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             })?,
             false => Vec::new(),
         };
-        // Types the tagging API omits are listed whole only where the
-        // estate declares or recorded one.
+        // Types the tagging API may omit: those whose listing filters by
+        // the estate's marker are listed in every plan (one request each,
+        // naming only the estate's objects), so an object whose block and
+        // record are both gone is still found; a listing of every object
+        // of a type only where the estate declares or recorded one.
         let scan: BTreeSet<String> = self
             .entries
             .steps
             .values()
             .map(|s| s.type_name.clone())
             .chain(records.iter().map(|r| r.type_name.clone()))
+            .chain(Catalogue::builtin().listed_by_marker().map(str::to_string))
             .collect();
         // Every provider configuration a block used, and the default one
         // of the aws provider when the root uses it at all.
@@ -66,6 +70,8 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                 found.push((pref.clone(), o));
             }
         }
+        // Those so far were found by their marker.
+        let by_marker = found.len();
         // Records of instances no block declares, by their provider.
         let mut by_provider: BTreeMap<ProviderRef, Vec<_>> = BTreeMap::new();
         for r in records {
@@ -91,6 +97,18 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                     Recorded::Orphan(o) => found.push((pref.clone(), *o)),
                     Recorded::Stale(address) => self.stale_records.push(address),
                 }
+            }
+        }
+        let mut found = outliving_kept(found, by_marker);
+        // The parts of what goes, which no record names any more.
+        for i in 0..found.len() {
+            let (pref, parent) = found[i].clone();
+            let lane = self.lane(sessions, &pref).await?;
+            for o in sweep::parts(&lane, &parent, &self.bound, &mut swept)
+                .await
+                .map_err(sweep_failed)?
+            {
+                found.push((pref.clone(), o));
             }
         }
         let found = destroy_order(found);
@@ -194,6 +212,34 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
     }
 }
 
+/// The swept objects but those found by their marker alone (the first
+/// `by_marker` of `found`) that a destroy would leave in place, each marked
+/// still, while the object they are `within` stays: sweeping a VPC's
+/// adopted default ACL would plan its destroy again in every plan.
+fn outliving_kept(
+    found: Vec<(ProviderRef, Orphan)>,
+    by_marker: usize,
+) -> Vec<(ProviderRef, Orphan)> {
+    let going: BTreeSet<(String, String)> = found
+        .iter()
+        .map(|(_, o)| (o.type_name.clone(), o.id.clone()))
+        .collect();
+    found
+        .into_iter()
+        .enumerate()
+        .filter(|(i, (_, o))| {
+            let Some(within) = &o.ident.entry.within else {
+                return true;
+            };
+            let owner = o.state.value.get(&within.attr).and_then(Value::as_str);
+            *i >= by_marker
+                || owner
+                    .is_some_and(|id| going.contains(&(within.type_name.clone(), id.to_string())))
+        })
+        .map(|(_, f)| f)
+        .collect()
+}
+
 /// The order to destroy swept objects in: an object goes before every
 /// object it refers to by value (a subnet's `vpc_id` names its VPC), as
 /// terraform destroys dependents first; parts and record-only objects
@@ -273,18 +319,7 @@ fn orphan_addr(
             return a;
         }
     }
-    let tail = id.rsplit(['/', ':']).find(|s| !s.is_empty()).unwrap_or(id);
-    let name: String = tail
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    ResourceInstanceAddr::managed(type_name, &format!("orphan_{name}"))
+    ResourceInstanceAddr::managed(type_name, &sweep::orphan_name(id))
 }
 
 fn sweep_failed(e: ProviderError) -> Diagnostics {
