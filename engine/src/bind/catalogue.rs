@@ -591,7 +591,9 @@ impl Identity {
                 )
             }),
         };
+        // An adopted object is only ever the one configuration names.
         let marked = match (&self.family, &self.entry.list, &self.entry.marked) {
+            _ if self.entry.adopts => None,
             (Family::Tagged, Some(l), _) if l.by_marker => Some(format!(
                 "its marker, listing data.{} by the estate's tag",
                 l.data_source

@@ -101,7 +101,9 @@ pub async fn second_look<P: Provider + Clone>(
         .map(|id| (id, Via::Record))
         .into_iter()
         .collect();
-    let by_marker = ident.is_tagged() && !lane.estate().is_empty();
+    // An adopted object is the one configuration names (the default ACL
+    // of the VPC it names): a marked one elsewhere is an earlier VPC's.
+    let by_marker = ident.is_tagged() && !ident.entry.adopts && !lane.estate().is_empty();
     if by_marker {
         let marked = lane.marked(ident, address).await?;
         ids.extend(marked.into_iter().map(|id| (id, Via::Marker)));

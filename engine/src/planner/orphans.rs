@@ -34,6 +34,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             })?,
             false => Vec::new(),
         };
+        let recorded: BTreeSet<String> = records.iter().map(|r| r.address.clone()).collect();
         // Types the tagging API may omit: those whose listing filters by
         // the estate's marker are listed in every plan (one request each,
         // naming only the estate's objects), so an object whose block and
@@ -99,7 +100,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                 }
             }
         }
-        let mut found = outliving_kept(found, by_marker);
+        let mut found = outliving_kept(found, by_marker, &recorded);
         // The parts of what goes, which no record names any more.
         for i in 0..found.len() {
             let (pref, parent) = found[i].clone();
@@ -212,13 +213,17 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
     }
 }
 
-/// The swept objects but those found by their marker alone (the first
-/// `by_marker` of `found`) that a destroy would leave in place, each marked
-/// still, while the object they are `within` stays: sweeping a VPC's
-/// adopted default ACL would plan its destroy again in every plan.
+/// The swept objects but those found by their marker alone (among the
+/// first `by_marker` of `found`, at an address no record names) that a
+/// destroy leaves in place, marked still: a VPC's adopted default ACL. A
+/// store holding records says such an object's destroy was applied
+/// already; with none (lost, or `-no-records`) it goes beside the object it
+/// is `within`, and never while that stays, or its destroy would be
+/// planned again in every plan.
 fn outliving_kept(
     found: Vec<(ProviderRef, Orphan)>,
     by_marker: usize,
+    recorded: &BTreeSet<String>,
 ) -> Vec<(ProviderRef, Orphan)> {
     let going: BTreeSet<(String, String)> = found
         .iter()
@@ -233,8 +238,11 @@ fn outliving_kept(
             };
             let owner = o.state.value.get(&within.attr).and_then(Value::as_str);
             *i >= by_marker
-                || owner
-                    .is_some_and(|id| going.contains(&(within.type_name.clone(), id.to_string())))
+                || o.address.as_deref().is_some_and(|a| recorded.contains(a))
+                || recorded.is_empty()
+                    && owner.is_some_and(|id| {
+                        going.contains(&(within.type_name.clone(), id.to_string()))
+                    })
         })
         .map(|(_, f)| f)
         .collect()

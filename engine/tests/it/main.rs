@@ -15,6 +15,7 @@ mod json_config;
 mod json_stream;
 mod language;
 mod live_provider;
+mod lost_records;
 mod memory_provider;
 mod module_sources;
 mod modules;

@@ -1,0 +1,268 @@
+//! A module call removed after every record was lost: the engine finds
+//! each object the call made from its marker or its owner's, as the plan
+//! with the records found them, and its apply leaves nothing behind. And a
+//! VPC's adopted default, whose destroy leaves the object in place, is not
+//! planned for destroy again once it went.
+
+use crate::support::{text, write_live, Moto, Workdir};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const ESTATE: &str = "it-lost-records";
+
+/// The `net` module: a VPC with its adopted defaults, a subnet, a route
+/// table and its association, an ACL, a group with a rule, an elastic IP
+/// and a log group; the tagging API of the emulator lists none of the
+/// elastic IP, the ACLs or the rule, and no part carries a marker.
+const NET: &str = r#"
+variable "name" {
+  type = string
+}
+
+variable "default_group" {
+  type = bool
+}
+
+resource "aws_vpc" "v" {
+  cidr_block = "10.42.0.0/16"
+}
+
+resource "aws_subnet" "s" {
+  vpc_id     = aws_vpc.v.id
+  cidr_block = "10.42.1.0/24"
+}
+
+resource "aws_default_network_acl" "d" {
+  default_network_acl_id = aws_vpc.v.default_network_acl_id
+  subnet_ids             = [aws_subnet.s.id]
+
+  ingress {
+    protocol   = -1
+    rule_no    = 100
+    action     = "allow"
+    cidr_block = "0.0.0.0/0"
+    from_port  = 0
+    to_port    = 0
+  }
+}
+
+resource "aws_default_route_table" "d" {
+  default_route_table_id = aws_vpc.v.default_route_table_id
+}
+
+resource "aws_default_security_group" "d" {
+  count  = var.default_group ? 1 : 0
+  vpc_id = aws_vpc.v.id
+}
+
+resource "aws_route_table" "r" {
+  vpc_id = aws_vpc.v.id
+}
+
+resource "aws_route_table_association" "a" {
+  subnet_id      = aws_subnet.s.id
+  route_table_id = aws_route_table.r.id
+}
+
+resource "aws_network_acl" "n" {
+  vpc_id = aws_vpc.v.id
+}
+
+resource "aws_security_group" "g" {
+  name   = "${var.name}-g"
+  vpc_id = aws_vpc.v.id
+}
+
+resource "aws_vpc_security_group_ingress_rule" "i" {
+  security_group_id = aws_security_group.g.id
+  cidr_ipv4         = "10.0.0.0/8"
+  ip_protocol       = "tcp"
+  from_port         = 443
+  to_port           = 443
+}
+
+resource "aws_eip" "e" {
+  domain = "vpc"
+}
+
+resource "aws_cloudwatch_log_group" "l" {
+  name = "/${var.name}/flow"
+}
+"#;
+
+/// The root: the call (or none), and a parameter that stays.
+fn write_root(dir: &Path, moto: &Moto, call: Option<bool>) {
+    let endpoints: String = ["ec2", "logs", "resourcegroupstaggingapi", "ssm", "sts"]
+        .iter()
+        .map(|s| format!("    {s} = \"{}\"\n", moto.endpoint))
+        .collect();
+    let call = match call {
+        Some(default_group) => format!(
+            "module \"net\" {{\n  source        = \"./net\"\n  name          = \"it-lost\"\n  default_group = {default_group}\n}}\n"
+        ),
+        None => String::new(),
+    };
+    std::fs::create_dir_all(dir.join("net")).unwrap();
+    std::fs::write(dir.join("net/main.tf"), NET).unwrap();
+    std::fs::write(
+        dir.join("main.tf"),
+        format!(
+            r#"provider "aws" {{
+  region                      = "us-east-1"
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_metadata_api_check     = true
+  skip_requesting_account_id  = true
+  endpoints {{
+{endpoints}  }}
+}}
+
+{call}
+resource "aws_ssm_parameter" "keep" {{
+  name  = "/it/lost/keep"
+  type  = "String"
+  value = "kept"
+}}
+"#
+        ),
+    )
+    .unwrap();
+    write_live(dir, ESTATE);
+}
+
+/// Every `# <address> will be ...` line's address and verb.
+fn headlines(out: &str) -> BTreeSet<String> {
+    out.lines()
+        .filter_map(|l| l.trim().strip_prefix("# "))
+        .filter(|l| l.contains(" will be ") || l.contains(" must be "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn summary(out: &str) -> &str {
+    out.lines()
+        .find(|l| l.starts_with("Plan: ") || l.starts_with("No changes."))
+        .unwrap_or_else(|| panic!("no summary line in:\n{out}"))
+}
+
+/// How many of the objects an EC2 `describe` call lists `keep` picks.
+fn count(moto: &Moto, call: &str, key: &str, keep: impl Fn(&serde_json::Value) -> bool) -> usize {
+    moto.aws(&["ec2", call])[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| keep(o))
+        .count()
+}
+
+fn in_vpc(o: &serde_json::Value) -> bool {
+    o["CidrBlock"].as_str() == Some("10.42.0.0/16")
+}
+
+#[test]
+fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    write_root(e.dir.path(), &moto, Some(true));
+    e.init();
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    assert!(
+        text(&applied).contains("Apply complete! Resources: 13 added"),
+        "{}",
+        text(&applied)
+    );
+
+    // The default group's block removed while its VPC stays: destroyed
+    // once (its destroy leaves the group, still marked), then never again,
+    // with the records and without them.
+    write_root(e.dir.path(), &moto, Some(false));
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(
+        headlines(&text(&plan)),
+        BTreeSet::from([
+            "module.net.aws_default_security_group.d[0] will be destroyed".to_string()
+        ]),
+        "{}",
+        text(&plan)
+    );
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    for args in [
+        &["plan", "-detailed-exitcode"][..],
+        &["plan", "-detailed-exitcode", "-no-records"],
+    ] {
+        let replan = e.engine(args);
+        assert_eq!(replan.status.code(), Some(0), "{args:?}: {}", text(&replan));
+    }
+
+    // The call removed: the plan with the records is the bar.
+    write_root(e.dir.path(), &moto, None);
+    let with = e.engine(&["plan", "-detailed-exitcode"]);
+    let with_out = text(&with);
+    assert_eq!(with.status.code(), Some(2), "{with_out}");
+    assert_eq!(
+        summary(&with_out),
+        "Plan: 0 to add, 0 to change, 11 to destroy."
+    );
+
+    // Every record lost: the same objects, each at the address its marker
+    // names; the association, which carries none, under its route table's
+    // module with a name of its own. Beside them the default group whose
+    // destroy was applied above: that destroy left it, marked, in the VPC,
+    // and with no record to say so it is planned again with its VPC (a
+    // destroy that changes nothing).
+    moto.lose_records(ESTATE);
+    assert!(moto.record_parameters(ESTATE).is_empty());
+    let without = e.engine(&["plan", "-detailed-exitcode"]);
+    let without_out = text(&without);
+    assert_eq!(without.status.code(), Some(2), "{without_out}");
+    assert_eq!(
+        summary(&without_out),
+        "Plan: 0 to add, 0 to change, 12 to destroy.",
+        "{without_out}"
+    );
+    let association = "module.net.aws_route_table_association.a will be destroyed";
+    let mut expected = headlines(&with_out);
+    assert!(expected.remove(association), "{with_out}");
+    expected.insert("module.net.aws_default_security_group.d[0] will be destroyed".to_string());
+    let mut found = headlines(&without_out);
+    let orphan: Vec<String> = found
+        .iter()
+        .filter(|h| h.starts_with("module.net.aws_route_table_association.orphan_rtb-"))
+        .cloned()
+        .collect();
+    assert_eq!(orphan.len(), 1, "{without_out}");
+    found.remove(&orphan[0]);
+    assert_eq!(found, expected, "{without_out}");
+
+    // Its apply leaves nothing of the call, and keeps the parameter; the
+    // association goes before its route table, as AWS requires.
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    let applied_out = text(&applied);
+    assert!(applied.status.success(), "{applied_out}");
+    let association = orphan[0].trim_end_matches(" will be destroyed");
+    let at = |h: &str| {
+        applied_out
+            .find(h)
+            .unwrap_or_else(|| panic!("{h}: {applied_out}"))
+    };
+    assert!(
+        at(&format!("{association}: Destruction complete"))
+            < at("module.net.aws_route_table.r: Destroying..."),
+        "{applied_out}"
+    );
+    assert!(
+        text(&applied).contains("Resources: 0 added, 0 changed, 12 destroyed."),
+        "{}",
+        text(&applied)
+    );
+    assert_eq!(count(&moto, "describe-vpcs", "Vpcs", in_vpc), 0);
+    assert_eq!(count(&moto, "describe-addresses", "Addresses", |_| true), 0);
+    let groups = moto.aws(&["logs", "describe-log-groups"]);
+    assert_eq!(groups["logGroups"].as_array().unwrap().len(), 0, "{groups}");
+    assert_eq!(moto.parameter("/it/lost/keep").as_deref(), Some("kept"));
+    let replan = e.engine(&["plan", "-detailed-exitcode"]);
+    assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
+}
