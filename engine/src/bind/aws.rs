@@ -431,7 +431,7 @@ impl<P: Provider + Clone> Lane<P> {
         let listed = cell
             .get_or_try_init(|| async {
                 Ok::<_, ProviderError>(match from {
-                    UnderFrom::Api(api) => self.api_listing(ident, api, args).await?,
+                    UnderFrom::Api(api) => self.api_listing(api, args).await?,
                     UnderFrom::DataSource { name, list } => {
                         let args = args.into_iter().map(|(k, v)| (k, Value::string(v)));
                         let answer = self.read_data(name, args.collect()).await?;
@@ -450,7 +450,6 @@ impl<P: Provider + Clone> Lane<P> {
     /// the API directly, or the listing fails (said as a warning).
     async fn api_listing(
         &self,
-        ident: &Identity,
         api: &str,
         args: BTreeMap<String, String>,
     ) -> Result<Vec<aws_api::Element>, ProviderError> {
@@ -462,11 +461,11 @@ impl<P: Provider + Clone> Lane<P> {
         Ok(match answer {
             Ok(Ok(elements)) => elements,
             Ok(Err(e)) => {
-                tracing::warn!(type_name = %ident.type_name, "{e}");
+                tracing::warn!("{e}");
                 Vec::new()
             }
             Err(e) => {
-                tracing::warn!(type_name = %ident.type_name, "listing {api}: {e}");
+                tracing::warn!("listing {api}: {e}");
                 Vec::new()
             }
         })
@@ -499,16 +498,27 @@ impl<P: Provider + Clone> Lane<P> {
         let cell = self
             .lists
             .borrow_mut()
-            .entry(listing.data_source.clone())
+            .entry(listing.source())
             .or_default()
             .clone();
         let out = cell
             .get_or_try_init(|| async {
+                if let Some(api) = &listing.api {
+                    let args = listing.args.clone().into_iter().collect();
+                    let listed = self.api_listing(api, args).await?;
+                    return Ok(listed
+                        .into_iter()
+                        .filter_map(|mut e| e.remove(&listing.result))
+                        .collect());
+                }
+                let Some(data_source) = &listing.data_source else {
+                    return Ok(Vec::new());
+                };
                 let args = match listing.by_marker {
                     true => BTreeMap::from([("tags".to_string(), self.marker_filter(None))]),
                     false => BTreeMap::new(),
                 };
-                let v = self.read_data(&listing.data_source, args).await?;
+                let v = self.read_data(data_source, args).await?;
                 Ok::<_, ProviderError>(
                     v.as_ref()
                         .and_then(|v| v.get(&listing.result))
@@ -671,28 +681,31 @@ impl<P: Provider + Clone> Lane<P> {
         Ok(ids)
     }
 
-    /// The import IDs of the parts of type `part` the parent object
-    /// `parent` holds, by the part's listing under its parent.
+    /// The import IDs of the parts the parent object `parent` holds, by
+    /// a part type's listing under its parent.
     pub async fn parts(
         &self,
-        part: &Identity,
         listing: &catalogue::Parts,
         parent: &Value,
     ) -> Result<Vec<String>, ProviderError> {
+        let of_parent = |f: &str| parent.get(f).and_then(catalogue::attr_text);
         let mut args = BTreeMap::new();
         for (name, t) in &listing.args {
-            let Some(v) = t.fill(|f| parent.get(f).and_then(catalogue::attr_text)) else {
+            let Some(v) = t.fill(of_parent) else {
                 return Ok(Vec::new());
             };
-            args.insert(name.clone(), Value::string(v));
+            args.insert(name.clone(), v);
         }
-        let Some(answer) = self.read_data(&listing.data_source, args).await? else {
-            return Ok(Vec::new());
+        let elements = match (&listing.api, &listing.data_source, &listing.list) {
+            (Some(api), ..) => self.api_listing(api, args).await?,
+            (None, Some(data_source), Some(list)) => {
+                let args = args.into_iter().map(|(k, v)| (k, Value::string(v)));
+                let answer = self.read_data(data_source, args.collect()).await?;
+                list_elements(answer.as_ref().and_then(|v| v.get(list)))
+            }
+            _ => Vec::new(),
         };
-        let Some(template) = &part.entry.id else {
-            return Ok(Vec::new());
-        };
-        Ok(list_elements(answer.get(&listing.list))
+        Ok(elements
             .into_iter()
             .filter(|e| {
                 !listing
@@ -700,7 +713,11 @@ impl<P: Provider + Clone> Lane<P> {
                     .iter()
                     .any(|(k, v)| e.get(k).is_some_and(|x| x == v))
             })
-            .filter_map(|e| template.fill(|f| e.get(f).cloned()))
+            .filter_map(|e| {
+                listing
+                    .id
+                    .fill(|f| e.get(f).cloned().or_else(|| of_parent(f)))
+            })
             .collect())
     }
 

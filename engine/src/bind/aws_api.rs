@@ -1,7 +1,9 @@
 //! Direct reads of the aws API, for the few listings the aws provider has
-//! no data source for (a topic's subscriptions): the query protocol over
-//! HTTPS, signed with Signature Version 4, with the credentials, region
-//! and endpoint the provider configuration names.
+//! no data source for (a topic's subscriptions, the account's own IAM
+//! policies, a role's attached policies): the query protocol over HTTPS,
+//! signed with Signature Version 4, with the credentials, region and
+//! endpoint the provider configuration names (IAM's global endpoint, and
+//! its signing region, where it names none).
 //!
 //! Only listings: nothing here writes. A listing is named in the catalogue
 //! (`under = { api = "sns.ListSubscriptionsByTopic", ... }`); [`LISTINGS`]
@@ -27,15 +29,38 @@ struct ListingSpec {
     service: &'static str,
     version: &'static str,
     members: &'static str,
+    /// The name of the next page's token, in the answer and the request.
+    token: &'static str,
 }
 
 /// The listings the catalogue may name.
-const LISTINGS: &[ListingSpec] = &[ListingSpec {
-    name: "sns.ListSubscriptionsByTopic",
-    service: "sns",
-    version: "2010-03-31",
-    members: "Subscriptions",
-}];
+const LISTINGS: &[ListingSpec] = &[
+    ListingSpec {
+        name: "iam.ListAttachedRolePolicies",
+        service: "iam",
+        version: "2010-05-08",
+        members: "AttachedPolicies",
+        token: "Marker",
+    },
+    ListingSpec {
+        name: "iam.ListPolicies",
+        service: "iam",
+        version: "2010-05-08",
+        members: "Policies",
+        token: "Marker",
+    },
+    ListingSpec {
+        name: "sns.ListSubscriptionsByTopic",
+        service: "sns",
+        version: "2010-03-31",
+        members: "Subscriptions",
+        token: "NextToken",
+    },
+];
+
+/// IAM is global: one endpoint, and requests signed for us-east-1 (the
+/// aws partition's).
+const GLOBAL: &[(&str, &str, &str)] = &[("iam", "https://iam.amazonaws.com", "us-east-1")];
 
 /// One element of a listing: its fields' text, by name.
 pub type Element = BTreeMap<String, String>;
@@ -156,7 +181,18 @@ impl Client {
             .cloned()
             .or_else(|| env(&format!("AWS_ENDPOINT_URL_{}", service.to_uppercase())))
             .or_else(|| env("AWS_ENDPOINT_URL"))
-            .unwrap_or_else(|| format!("https://{service}.{}.amazonaws.com", self.region))
+            .unwrap_or_else(|| match GLOBAL.iter().find(|(s, ..)| *s == service) {
+                Some((_, url, _)) => url.to_string(),
+                None => format!("https://{service}.{}.amazonaws.com", self.region),
+            })
+    }
+
+    /// The region a request to `service` is signed for.
+    fn signing_region(&self, service: &str) -> &str {
+        GLOBAL
+            .iter()
+            .find(|(s, ..)| *s == service)
+            .map_or(self.region.as_str(), |(.., region)| region)
     }
 
     /// Every element a listing answers, each as its fields' text, over
@@ -180,10 +216,10 @@ impl Client {
                 ("Version".into(), spec.version.into()),
             ];
             params.extend(args.iter().map(|(k, v)| (k.clone(), v.clone())));
-            params.extend(next.take().map(|t| ("NextToken".to_string(), t)));
+            params.extend(next.take().map(|t| (spec.token.to_string(), t)));
             let body = form(&params);
             let answer = self.post(&url, spec.service, action, &body)?;
-            let (members, token) = members(&answer, action, spec.members)?;
+            let (members, token) = members(&answer, action, spec.members, spec.token)?;
             out.extend(members);
             match token {
                 Some(t) => next = Some(t),
@@ -211,7 +247,7 @@ impl Client {
                 host: &host,
                 path: "/",
                 query: "",
-                region: &self.region,
+                region: self.signing_region(service),
                 service,
                 stamp: &stamp,
                 content_type: FORM,
@@ -431,7 +467,7 @@ fn sign(c: &Credentials, r: &Signing<'_>) -> Vec<(String, String)> {
 /// elements' text, and the next page's token.
 type Page = (Vec<Element>, Option<String>);
 
-fn members(xml: &str, action: &str, list: &str) -> Result<Page, ApiError> {
+fn members(xml: &str, action: &str, list: &str, token: &str) -> Result<Page, ApiError> {
     let bad = |message: String| ApiError::Answer {
         action: action.to_string(),
         message,
@@ -460,7 +496,7 @@ fn members(xml: &str, action: &str, list: &str) -> Result<Page, ApiError> {
     }
     let token = result
         .children()
-        .find(|n| n.has_tag_name("NextToken"))
+        .find(|n| n.has_tag_name(token))
         .and_then(|n| n.text())
         .filter(|t| !t.is_empty())
         .map(str::to_string);
@@ -550,14 +586,76 @@ mod tests {
     <NextToken>n2</NextToken>
   </ListSubscriptionsByTopicResult>
 </ListSubscriptionsByTopicResponse>"#;
-        let (m, next) = members(xml, "ListSubscriptionsByTopic", "Subscriptions").unwrap();
+        let (m, next) = members(
+            xml,
+            "ListSubscriptionsByTopic",
+            "Subscriptions",
+            "NextToken",
+        )
+        .unwrap();
         assert_eq!(m.len(), 1);
         assert_eq!(m[0]["Protocol"], "sqs");
         assert_eq!(m[0]["SubscriptionArn"], "arn:aws:sns:us-east-1:1:t:u1");
         assert_eq!(next.as_deref(), Some("n2"));
-        assert!(members("<x/>", "ListSubscriptionsByTopic", "Subscriptions").is_err());
+        assert!(members(
+            "<x/>",
+            "ListSubscriptionsByTopic",
+            "Subscriptions",
+            "NextToken"
+        )
+        .is_err());
         let e = "<ErrorResponse><Error><Code>NotFound</Code><Message>Topic does not exist</Message></Error></ErrorResponse>";
         assert_eq!(error_text(e), "NotFound: Topic does not exist");
+    }
+
+    #[test]
+    fn iam_listings_page_by_marker() {
+        let page = |marker: &str| {
+            format!(
+                r#"<ListPoliciesResponse xmlns="https://iam.amazonaws.com/doc/2010-05-08/">
+  <ListPoliciesResult>
+    <IsTruncated>{}</IsTruncated>
+    {marker}
+    <Policies>
+      <member><PolicyName>p</PolicyName><Arn>arn:aws:iam::1:policy/p</Arn><Path>/</Path></member>
+    </Policies>
+  </ListPoliciesResult>
+</ListPoliciesResponse>"#,
+                !marker.is_empty()
+            )
+        };
+        let (m, next) = members(
+            &page("<Marker>m2</Marker>"),
+            "ListPolicies",
+            "Policies",
+            "Marker",
+        )
+        .unwrap();
+        assert_eq!(m[0]["Arn"], "arn:aws:iam::1:policy/p");
+        assert_eq!(next.as_deref(), Some("m2"));
+        let (_, last) = members(&page(""), "ListPolicies", "Policies", "Marker").unwrap();
+        assert_eq!(last, None);
+    }
+
+    #[test]
+    fn iam_is_reached_and_signed_as_a_global_service() {
+        let client = Client {
+            credentials: Credentials {
+                access_key: "A".into(),
+                secret_key: "S".into(),
+                token: None,
+            },
+            region: "eu-west-1".into(),
+            endpoints: BTreeMap::new(),
+            agent: ureq::Agent::new_with_defaults(),
+        };
+        assert_eq!(client.signing_region("iam"), "us-east-1");
+        assert_eq!(client.signing_region("sns"), "eu-west-1");
+        if std::env::var_os("AWS_ENDPOINT_URL").is_none()
+            && std::env::var_os("AWS_ENDPOINT_URL_IAM").is_none()
+        {
+            assert_eq!(client.endpoint("iam"), "https://iam.amazonaws.com");
+        }
     }
 
     #[test]

@@ -161,12 +161,18 @@ pub struct Lookup {
     pub result: String,
 }
 
-/// A data source listing every object of a type the tagging API omits.
+/// A listing of every object of a type the tagging API omits: a data
+/// source, or an aws API listing where the provider has none.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Listing {
-    pub data_source: String,
-    /// The attribute of its answer that holds the list.
+    pub data_source: Option<String>,
+    /// The aws API listing (`bind::aws_api`), and its arguments.
+    pub api: Option<String>,
+    #[serde(default)]
+    pub args: BTreeMap<String, String>,
+    /// The attribute of the data source's answer that holds the list, or
+    /// the field of each element of the API's.
     pub result: String,
     /// The placeholder each element of the list fills.
     #[serde(rename = "as")]
@@ -175,6 +181,18 @@ pub struct Listing {
     /// listing then names only objects carrying the estate's marker.
     #[serde(default)]
     pub by_marker: bool,
+}
+
+impl Listing {
+    /// What is read, as a plan says it: `data.aws_eips` or
+    /// `iam.ListPolicies`. Types naming the same one share its answer.
+    pub fn source(&self) -> String {
+        match (&self.data_source, &self.api) {
+            (Some(d), _) => format!("data.{d}"),
+            (None, Some(a)) => a.clone(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// A data source that finds one object by its tags, through its `tags`
@@ -214,17 +232,21 @@ pub struct Under {
 }
 
 /// The listing of a parent's parts, for the sweep of a parent no block
-/// declares: a data source read with arguments from the parent's object,
-/// whose answer's list names each part; each element's fields fill the
-/// part's import ID.
+/// declares: a data source whose answer's list names each part, or an aws
+/// API listing, read with arguments from the parent's object; each
+/// element's fields, else the parent's attributes, fill `id`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Parts {
-    pub data_source: String,
+    pub data_source: Option<String>,
+    /// The attribute of the data source's answer holding the parts, a
+    /// list of objects.
+    pub list: Option<String>,
+    pub api: Option<String>,
     /// Filled from the parent object's attributes.
     pub args: BTreeMap<String, Template>,
-    /// The attribute of the answer holding the parts, a list of objects.
-    pub list: String,
+    /// The part's import ID.
+    pub id: Template,
     /// Elements whose fields hold these values are not parts (a route
     /// table's main association).
     #[serde(default)]
@@ -390,6 +412,25 @@ impl Catalogue {
                 "[{name}]: `under` names either `api`, or `data_source` and `list`"
             ));
         }
+        if let Some((name, _)) = entries.iter().find(|(_, e)| {
+            e.list.as_ref().is_some_and(|l| {
+                l.data_source.is_some() == l.api.is_some() || (l.by_marker && l.api.is_some())
+            })
+        }) {
+            return Err(format!(
+                "[{name}]: `list` names either `data_source` or `api` (`by_marker` only with a data source)"
+            ));
+        }
+        if let Some((name, _)) = entries.iter().find(|(_, e)| {
+            e.parts.as_ref().is_some_and(|p| {
+                p.api.is_some() == (p.data_source.is_some() && p.list.is_some())
+                    || e.parent.is_none()
+            })
+        }) {
+            return Err(format!(
+                "[{name}]: `parts` names either `api`, or `data_source` and `list`, and needs a `parent`"
+            ));
+        }
         Ok(Catalogue { entries })
     }
 
@@ -415,6 +456,13 @@ impl Catalogue {
             let parts = e.parts.as_ref()?;
             (e.parent.as_ref()?.type_name == parent).then_some((t, parts))
         })
+    }
+
+    /// The types with a listing of their own.
+    pub fn listed(&self) -> impl Iterator<Item = &str> {
+        self.entries()
+            .filter(|(_, e)| e.list.is_some())
+            .map(|(t, _)| t)
     }
 
     /// The types whose own listing names only the objects carrying the
@@ -595,12 +643,10 @@ impl Identity {
         let marked = match (&self.family, &self.entry.list, &self.entry.marked) {
             _ if self.entry.adopts => None,
             (Family::Tagged, Some(l), _) if l.by_marker => Some(format!(
-                "its marker, listing data.{} by the estate's tag",
-                l.data_source
+                "its marker, listing {} by the estate's tag",
+                l.source()
             )),
-            (Family::Tagged, Some(l), _) => {
-                Some(format!("its marker, listing data.{}", l.data_source))
-            }
+            (Family::Tagged, Some(l), _) => Some(format!("its marker, listing {}", l.source())),
             (Family::Tagged, None, Some(m)) => Some(format!(
                 "its marker, looking up data.{} by its tags",
                 m.data_source
@@ -637,7 +683,7 @@ impl Identity {
             .filter(|(_, e)| {
                 e.list
                     .as_ref()
-                    .is_some_and(|l| l.data_source == listing.data_source)
+                    .is_some_and(|l| l.source() == listing.source())
             })
             .map(|(t, _)| t.to_string())
             .collect()
@@ -808,6 +854,21 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("[aws_a]: `under` names either"), "{e}");
+        let e = Catalogue::parse(
+            "[aws_a]\nlist = { data_source = \"aws_as\", api = \"iam.ListPolicies\", result = \"ids\", as = \"id\" }\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("[aws_a]: `list` names either"), "{e}");
+        let e = Catalogue::parse(
+            "[aws_a]\nlist = { api = \"iam.ListPolicies\", result = \"Arn\", as = \"arn\", by_marker = true }\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("[aws_a]: `list` names either"), "{e}");
+        let e = Catalogue::parse(
+            "[aws_a]\nparts = { data_source = \"aws_b\", list = \"xs\", args = {}, id = \"{x}\" }\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("needs a `parent`"), "{e}");
     }
 
     #[test]
@@ -817,6 +878,16 @@ mod tests {
         for (name, e) in cat.entries() {
             assert!(name.starts_with("aws_"), "{name}");
             if let Some(UnderFrom::Api(api)) = e.under.as_ref().and_then(Under::from) {
+                assert!(
+                    crate::bind::aws_api::is_listing(api),
+                    "{name}: no listing {api}"
+                );
+            }
+            let apis = [
+                e.list.as_ref().and_then(|l| l.api.as_ref()),
+                e.parts.as_ref().and_then(|p| p.api.as_ref()),
+            ];
+            for api in apis.into_iter().flatten() {
                 assert!(
                     crate::bind::aws_api::is_listing(api),
                     "{name}: no listing {api}"

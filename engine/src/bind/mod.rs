@@ -39,6 +39,10 @@ impl Held {
         self.0.insert((type_name.to_string(), handle.to_string()));
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn contains(&self, type_name: &str, handle: &str) -> bool {
         self.0
             .contains(&(type_name.to_string(), handle.to_string()))

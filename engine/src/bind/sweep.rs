@@ -145,7 +145,7 @@ pub async fn parts<P: Provider + Clone>(
     let mut out = Vec::new();
     for (type_name, listing) in Catalogue::builtin().parts_of(&parent.type_name) {
         let ident = lane.identity(type_name);
-        for id in lane.parts(&ident, listing, &parent.state.value).await? {
+        for id in lane.parts(listing, &parent.state.value).await? {
             if bound.contains(type_name, &id) || swept.contains(type_name, &id) {
                 continue;
             }

@@ -64,6 +64,19 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
         let mut found: Vec<(ProviderRef, Orphan)> = Vec::new();
         for pref in prefs {
             let lane = self.lane(sessions, &pref).await?;
+            // With no record at all (lost, or `-no-records`) while the
+            // estate has objects, every other listing runs too: nothing
+            // else finds an object whose block is gone of a type the
+            // tagging API omits (IAM roles and users, on aws itself). Each
+            // names every object of its type in the account, read for its
+            // marker, so only then.
+            let mut scan = scan.clone();
+            if records.is_empty()
+                && (!self.bound.is_empty()
+                    || !lane.tagged().await.map_err(sweep_failed)?.is_empty())
+            {
+                scan.extend(Catalogue::builtin().listed().map(str::to_string));
+            }
             for o in sweep::marked(&lane, &scan, &self.bound, &mut swept)
                 .await
                 .map_err(sweep_failed)?

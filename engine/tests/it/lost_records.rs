@@ -11,9 +11,11 @@ use std::path::Path;
 const ESTATE: &str = "it-lost-records";
 
 /// The `net` module: a VPC with its adopted defaults, a subnet, a route
-/// table and its association, an ACL, a group with a rule, an elastic IP
-/// and a log group; the tagging API of the emulator lists none of the
-/// elastic IP, the ACLs or the rule, and no part carries a marker.
+/// table and its association, an ACL, a group with a rule, an elastic IP,
+/// a log group, a role and a policy named by prefix and their attachment,
+/// and a user. The emulator's tagging API lists none of the elastic IP,
+/// the ACLs, the rule, the role, the policy or the user (aws's lists no
+/// role or user either), and no part carries a marker.
 const NET: &str = r#"
 variable "name" {
   type = string
@@ -88,14 +90,46 @@ resource "aws_eip" "e" {
 resource "aws_cloudwatch_log_group" "l" {
   name = "/${var.name}/flow"
 }
+
+resource "aws_iam_role" "r" {
+  name_prefix = "${var.name}-"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "sts:AssumeRole", Principal = { Service = "ec2.amazonaws.com" } }]
+  })
+}
+
+resource "aws_iam_policy" "p" {
+  name_prefix = "${var.name}-"
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "logs:PutLogEvents", Resource = aws_cloudwatch_log_group.l.arn }]
+  })
+}
+
+resource "aws_iam_role_policy_attachment" "a" {
+  role       = aws_iam_role.r.name
+  policy_arn = aws_iam_policy.p.arn
+}
+
+resource "aws_iam_user" "u" {
+  name = "${var.name}-u"
+}
 "#;
 
 /// The root: the call (or none), and a parameter that stays.
 fn write_root(dir: &Path, moto: &Moto, call: Option<bool>) {
-    let endpoints: String = ["ec2", "logs", "resourcegroupstaggingapi", "ssm", "sts"]
-        .iter()
-        .map(|s| format!("    {s} = \"{}\"\n", moto.endpoint))
-        .collect();
+    let endpoints: String = [
+        "ec2",
+        "iam",
+        "logs",
+        "resourcegroupstaggingapi",
+        "ssm",
+        "sts",
+    ]
+    .iter()
+    .map(|s| format!("    {s} = \"{}\"\n", moto.endpoint))
+    .collect();
     let call = match call {
         Some(default_group) => format!(
             "module \"net\" {{\n  source        = \"./net\"\n  name          = \"it-lost\"\n  default_group = {default_group}\n}}\n"
@@ -169,14 +203,15 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
     assert!(
-        text(&applied).contains("Apply complete! Resources: 13 added"),
+        text(&applied).contains("Apply complete! Resources: 17 added"),
         "{}",
         text(&applied)
     );
 
     // The default group's block removed while its VPC stays: destroyed
     // once (its destroy leaves the group, still marked), then never again,
-    // with the records and without them.
+    // with the records and without them (where the role and the policy
+    // named by prefix are found by their listings and their markers).
     write_root(e.dir.path(), &moto, Some(false));
     let plan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(
@@ -204,12 +239,12 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     assert_eq!(with.status.code(), Some(2), "{with_out}");
     assert_eq!(
         summary(&with_out),
-        "Plan: 0 to add, 0 to change, 11 to destroy."
+        "Plan: 0 to add, 0 to change, 15 to destroy."
     );
 
     // Every record lost: the same objects, each at the address its marker
-    // names; the association, which carries none, under its route table's
-    // module with a name of its own. Beside them the default group whose
+    // names; the two parts, which carry none, under their parents' module
+    // with names of their own. Beside them the default group whose
     // destroy was applied above: that destroy left it, marked, in the VPC,
     // and with no record to say so it is planned again with its VPC (a
     // destroy that changes nothing).
@@ -220,41 +255,64 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     assert_eq!(without.status.code(), Some(2), "{without_out}");
     assert_eq!(
         summary(&without_out),
-        "Plan: 0 to add, 0 to change, 12 to destroy.",
+        "Plan: 0 to add, 0 to change, 16 to destroy.",
         "{without_out}"
     );
-    let association = "module.net.aws_route_table_association.a will be destroyed";
     let mut expected = headlines(&with_out);
-    assert!(expected.remove(association), "{with_out}");
-    expected.insert("module.net.aws_default_security_group.d[0] will be destroyed".to_string());
     let mut found = headlines(&without_out);
-    let orphan: Vec<String> = found
-        .iter()
-        .filter(|h| h.starts_with("module.net.aws_route_table_association.orphan_rtb-"))
-        .cloned()
-        .collect();
-    assert_eq!(orphan.len(), 1, "{without_out}");
-    found.remove(&orphan[0]);
+    let mut renamed = Vec::new();
+    for (part, prefix) in [
+        (
+            "aws_route_table_association.a",
+            "aws_route_table_association.orphan_rtb-",
+        ),
+        (
+            "aws_iam_role_policy_attachment.a",
+            "aws_iam_role_policy_attachment.orphan_it-lost-",
+        ),
+    ] {
+        assert!(
+            expected.remove(&format!("module.net.{part} will be destroyed")),
+            "{with_out}"
+        );
+        let orphan: Vec<String> = found
+            .iter()
+            .filter(|h| h.starts_with(&format!("module.net.{prefix}")))
+            .cloned()
+            .collect();
+        assert_eq!(orphan.len(), 1, "{prefix}: {without_out}");
+        found.remove(&orphan[0]);
+        renamed.push(orphan[0].trim_end_matches(" will be destroyed").to_string());
+    }
+    expected.insert("module.net.aws_default_security_group.d[0] will be destroyed".to_string());
     assert_eq!(found, expected, "{without_out}");
 
-    // Its apply leaves nothing of the call, and keeps the parameter; the
-    // association goes before its route table, as AWS requires.
+    // Its apply leaves nothing of the call, and keeps the parameter; each
+    // part goes before its parent, as AWS requires (a route table, a role
+    // or a policy still associated or attached is not deleted).
     let applied = e.engine(&["apply", "-auto-approve"]);
     let applied_out = text(&applied);
     assert!(applied.status.success(), "{applied_out}");
-    let association = orphan[0].trim_end_matches(" will be destroyed");
     let at = |h: &str| {
         applied_out
             .find(h)
             .unwrap_or_else(|| panic!("{h}: {applied_out}"))
     };
+    let parents: [&[&str]; 2] = [
+        &["aws_route_table.r"],
+        &["aws_iam_role.r", "aws_iam_policy.p"],
+    ];
+    for (part, parents) in renamed.iter().zip(parents) {
+        for parent in parents {
+            assert!(
+                at(&format!("{part}: Destruction complete"))
+                    < at(&format!("module.net.{parent}: Destroying...")),
+                "{applied_out}"
+            );
+        }
+    }
     assert!(
-        at(&format!("{association}: Destruction complete"))
-            < at("module.net.aws_route_table.r: Destroying..."),
-        "{applied_out}"
-    );
-    assert!(
-        text(&applied).contains("Resources: 0 added, 0 changed, 12 destroyed."),
+        text(&applied).contains("Resources: 0 added, 0 changed, 16 destroyed."),
         "{}",
         text(&applied)
     );
@@ -263,6 +321,16 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     let groups = moto.aws(&["logs", "describe-log-groups"]);
     assert_eq!(groups["logGroups"].as_array().unwrap().len(), 0, "{groups}");
     assert_eq!(moto.parameter("/it/lost/keep").as_deref(), Some("kept"));
+    for (list, key) in [("list-roles", "Roles"), ("list-users", "Users")] {
+        let listed = moto.aws(&["iam", list]);
+        assert_eq!(listed[key].as_array().unwrap().len(), 0, "{listed}");
+    }
+    let policies = moto.aws(&["iam", "list-policies", "--scope", "Local"]);
+    assert_eq!(
+        policies["Policies"].as_array().unwrap().len(),
+        0,
+        "{policies}"
+    );
     let replan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(replan.status.code(), Some(0), "{}", text(&replan));
 }
