@@ -1076,16 +1076,7 @@ async fn forget_object<P: Provider + Clone>(
     };
     let addr = &step.addr;
     if step.identity.is_tagged() {
-        let mut provider = provider.clone();
-        let block = &step.schema.block;
-        let config = marker::without_markers(&config_from_state(block, &prior.value));
-        let proposed = proposed_new(block, &prior.value, &config);
-        let planned = provider
-            .plan_resource_change(&step.type_name, prior, &proposed, &config)
-            .await
-            .map_err(|e| failed(addr, e))?;
-        provider
-            .apply_resource_change(&step.type_name, &prior.value, &planned, &config)
+        unmark(&mut provider.clone(), step, prior)
             .await
             .map_err(|e| failed(addr, e))?;
     }
@@ -1097,6 +1088,25 @@ async fn forget_object<P: Provider + Clone>(
     })?;
     shared.committed(addr);
     Ok(())
+}
+
+/// Takes a tagged object's markers off by an update that removes only
+/// them; returns the object as it is then.
+async fn unmark<P: Provider>(
+    provider: &mut P,
+    step: &Step,
+    prior: &ResourceState,
+) -> Result<ResourceState, ProviderError> {
+    let block = &step.schema.block;
+    let config = marker::without_markers(&config_from_state(block, &prior.value));
+    let proposed = proposed_new(block, &prior.value, &config);
+    let planned = provider
+        .plan_resource_change(&step.type_name, prior, &proposed, &config)
+        .await?;
+    let after = provider
+        .apply_resource_change(&step.type_name, &prior.value, &planned, &config)
+        .await?;
+    Ok(after.unwrap_or_else(|| prior.clone()))
 }
 
 /// Destroys one live object of the step's instance (its current object,
@@ -1123,8 +1133,18 @@ async fn destroy_live<P: Provider + Clone>(
         stage: Stage::Start { id: Some(id) },
     });
     let started = Instant::now();
+    // An adopted object outlives its destroy (the provider only forgets a
+    // VPC's default ACL): its markers come off first, as a forgotten
+    // object's do, so that nothing finds it as the estate's again.
+    let adopted = step.identity.entry.adopts && step.identity.is_tagged();
     let result = with_ticker(
-        destroy_state(&mut provider, &step.type_name, prior, &step.schema),
+        async {
+            let prior = match adopted {
+                true => &unmark(&mut provider.clone(), step, prior).await?,
+                false => prior,
+            };
+            destroy_state(&mut provider, &step.type_name, prior, &step.schema).await
+        },
         addr,
         Doing::Delete,
         shared,

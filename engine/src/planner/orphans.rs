@@ -227,12 +227,10 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
 }
 
 /// The swept objects but those found by their marker alone (among the
-/// first `by_marker` of `found`, at an address no record names) that a
-/// destroy leaves in place, marked still: a VPC's adopted default ACL. A
-/// store holding records says such an object's destroy was applied
-/// already; with none (lost, or `-no-records`) it goes beside the object it
-/// is `within`, and never while that stays, or its destroy would be
-/// planned again in every plan.
+/// first `by_marker` of `found`, at an address no record names) of a type
+/// whose objects outlive their destroy (a VPC's adopted default ACL),
+/// while the object they are `within` stays: such a one goes beside that
+/// object's destroy. (On moto a deleted VPC's default ACL stays, marked.)
 fn outliving_kept(
     found: Vec<(ProviderRef, Orphan)>,
     by_marker: usize,
@@ -252,10 +250,8 @@ fn outliving_kept(
             let owner = o.state.value.get(&within.attr).and_then(Value::as_str);
             *i >= by_marker
                 || o.address.as_deref().is_some_and(|a| recorded.contains(a))
-                || recorded.is_empty()
-                    && owner.is_some_and(|id| {
-                        going.contains(&(within.type_name.clone(), id.to_string()))
-                    })
+                || owner
+                    .is_some_and(|id| going.contains(&(within.type_name.clone(), id.to_string())))
         })
         .map(|(_, f)| f)
         .collect()
