@@ -43,6 +43,13 @@ const LISTINGS: &[ListingSpec] = &[
         token: "Marker",
     },
     ListingSpec {
+        name: "iam.ListRolePolicies",
+        service: "iam",
+        version: "2010-05-08",
+        members: "PolicyNames",
+        token: "Marker",
+    },
+    ListingSpec {
         name: "iam.ListPolicies",
         service: "iam",
         version: "2010-05-08",
@@ -481,17 +488,21 @@ fn members(xml: &str, action: &str, list: &str, token: &str) -> Result<Page, Api
     let mut out = Vec::new();
     if let Some(l) = result.children().find(|n| n.has_tag_name(list)) {
         for m in l.children().filter(|n| n.has_tag_name("member")) {
-            out.push(
-                m.children()
-                    .filter(|c| c.is_element())
-                    .map(|c| {
-                        (
-                            c.tag_name().name().to_string(),
-                            c.text().unwrap_or_default().to_string(),
-                        )
-                    })
-                    .collect(),
-            );
+            let fields: Element = m
+                .children()
+                .filter(|c| c.is_element())
+                .map(|c| {
+                    (
+                        c.tag_name().name().to_string(),
+                        c.text().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect();
+            // A list of names: each member is its text, as `member`.
+            out.push(match fields.is_empty() {
+                true => Element::from([("member".into(), m.text().unwrap_or_default().into())]),
+                false => fields,
+            });
         }
     }
     let token = result
@@ -635,6 +646,12 @@ mod tests {
         assert_eq!(next.as_deref(), Some("m2"));
         let (_, last) = members(&page(""), "ListPolicies", "Policies", "Marker").unwrap();
         assert_eq!(last, None);
+        let names = r#"<ListRolePoliciesResponse><ListRolePoliciesResult>
+  <PolicyNames><member>a</member><member>b</member></PolicyNames>
+  <IsTruncated>false</IsTruncated>
+</ListRolePoliciesResult></ListRolePoliciesResponse>"#;
+        let (m, _) = members(names, "ListRolePolicies", "PolicyNames", "Marker").unwrap();
+        assert_eq!(m[1]["member"], "b");
     }
 
     #[test]

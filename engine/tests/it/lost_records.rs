@@ -12,10 +12,11 @@ const ESTATE: &str = "it-lost-records";
 
 /// The `net` module: a VPC with its adopted defaults, a subnet, a route
 /// table and its association, an ACL, a group with a rule, an elastic IP,
-/// a log group, a role and a policy named by prefix and their attachment,
-/// and a user. The emulator's tagging API lists none of the elastic IP,
-/// the ACLs, the rule, the role, the policy or the user (aws's lists no
-/// role or user either), and no part carries a marker.
+/// a log group, a role and a policy named by prefix, their attachment, an
+/// inline policy of the role, and a user. The emulator's tagging API lists
+/// none of the elastic IP, the ACLs, the rule, the role, the policy or the
+/// user (aws's lists no role or user either), and no part carries a
+/// marker.
 const NET: &str = r#"
 variable "name" {
   type = string
@@ -112,6 +113,15 @@ resource "aws_iam_role_policy_attachment" "a" {
   policy_arn = aws_iam_policy.p.arn
 }
 
+resource "aws_iam_role_policy" "i" {
+  name = "inline"
+  role = aws_iam_role.r.id
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = "logs:CreateLogStream", Resource = aws_cloudwatch_log_group.l.arn }]
+  })
+}
+
 resource "aws_iam_user" "u" {
   name = "${var.name}-u"
 }
@@ -203,7 +213,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
     assert!(
-        text(&applied).contains("Apply complete! Resources: 17 added"),
+        text(&applied).contains("Apply complete! Resources: 18 added"),
         "{}",
         text(&applied)
     );
@@ -262,11 +272,11 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     assert_eq!(with.status.code(), Some(2), "{with_out}");
     assert_eq!(
         summary(&with_out),
-        "Plan: 0 to add, 0 to change, 15 to destroy."
+        "Plan: 0 to add, 0 to change, 16 to destroy."
     );
 
     // Every record lost: the same objects, each at the address its marker
-    // names; the two parts, which carry none, under their parents' module
+    // names; the three parts, which carry none, under their parents' module
     // with names of their own.
     moto.lose_records(ESTATE);
     assert!(moto.record_parameters(ESTATE).is_empty());
@@ -275,7 +285,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     assert_eq!(without.status.code(), Some(2), "{without_out}");
     assert_eq!(
         summary(&without_out),
-        "Plan: 0 to add, 0 to change, 15 to destroy.",
+        "Plan: 0 to add, 0 to change, 16 to destroy.",
         "{without_out}"
     );
     let mut expected = headlines(&with_out);
@@ -290,6 +300,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
             "aws_iam_role_policy_attachment.a",
             "aws_iam_role_policy_attachment.orphan_it-lost-",
         ),
+        ("aws_iam_role_policy.i", "aws_iam_role_policy.orphan_inline"),
     ] {
         assert!(
             expected.remove(&format!("module.net.{part} will be destroyed")),
@@ -317,9 +328,10 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
             .find(h)
             .unwrap_or_else(|| panic!("{h}: {applied_out}"))
     };
-    let parents: [&[&str]; 2] = [
+    let parents: [&[&str]; 3] = [
         &["aws_route_table.r"],
         &["aws_iam_role.r", "aws_iam_policy.p"],
+        &["aws_iam_role.r"],
     ];
     for (part, parents) in renamed.iter().zip(parents) {
         for parent in parents {
@@ -331,7 +343,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
         }
     }
     assert!(
-        text(&applied).contains("Resources: 0 added, 0 changed, 15 destroyed."),
+        text(&applied).contains("Resources: 0 added, 0 changed, 16 destroyed."),
         "{}",
         text(&applied)
     );
