@@ -9,7 +9,7 @@
 //! once, however many instances ask.
 
 use super::aws_api;
-use super::catalogue::{self, Identity, Listing, MarkerLookup, Source, Template, Under, UnderFrom};
+use super::catalogue::{self, Identity, Listing, Source, Template, Under, UnderFrom};
 use super::import_read;
 use super::marker;
 use crate::provider::schema::Schema;
@@ -374,29 +374,6 @@ impl<P: Provider + Clone> Lane<P> {
         Ok(out)
     }
 
-    /// The import ID of the object carrying the markers of `address`, by
-    /// the type's lookup by tags; `None` when there is none.
-    pub async fn looked_up(
-        &self,
-        lookup: &MarkerLookup,
-        address: &str,
-    ) -> Result<Option<String>, ProviderError> {
-        let mut args: BTreeMap<String, Value> = lookup
-            .args
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::string(v)))
-            .collect();
-        args.insert("tags".to_string(), self.marker_filter(Some(address)));
-        Ok(self
-            .read_data(&lookup.data_source, args)
-            .await?
-            .and_then(|v| {
-                v.get(&lookup.result)
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            }))
-    }
-
     /// The import ID of a part its parent's listing names, matched by its
     /// configuration; `None` while configuration cannot say, when nothing
     /// matches, or when the listing cannot be read (the part is then left
@@ -504,7 +481,14 @@ impl<P: Provider + Clone> Lane<P> {
         let out = cell
             .get_or_try_init(|| async {
                 if let Some(api) = &listing.api {
-                    let args = listing.args.clone().into_iter().collect();
+                    let mut args: BTreeMap<String, String> = listing.args.clone();
+                    if listing.by_marker {
+                        args.insert(
+                            "Filter.1.Name".into(),
+                            format!("tag:{}", marker::ESTATE_TAG),
+                        );
+                        args.insert("Filter.1.Value.1".into(), filter_pattern(&self.estate));
+                    }
                     let listed = self.api_listing(api, args).await?;
                     return Ok(listed
                         .into_iter()

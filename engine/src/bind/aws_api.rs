@@ -23,24 +23,45 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// A query-protocol listing: its service, API version, and the path of the
-/// elements of its answer (under `<Action>Result`).
+/// elements of its answer.
 struct ListingSpec {
     name: &'static str,
     service: &'static str,
     version: &'static str,
+    /// The list: `<Action>Result/<members>/member`, or in EC2's dialect
+    /// `<members>/item` under the answer's root.
     members: &'static str,
-    /// The name of the next page's token, in the answer and the request.
+    /// The request's name of the next page's token (the answer's, but in
+    /// EC2's dialect, where it starts in lower case).
     token: &'static str,
+    ec2: bool,
 }
 
 /// The listings the catalogue may name.
 const LISTINGS: &[ListingSpec] = &[
+    ListingSpec {
+        name: "ec2.DescribeDhcpOptions",
+        service: "ec2",
+        version: "2016-11-15",
+        members: "dhcpOptionsSet",
+        token: "NextToken",
+        ec2: true,
+    },
+    ListingSpec {
+        name: "ec2.DescribeVpcEndpoints",
+        service: "ec2",
+        version: "2016-11-15",
+        members: "vpcEndpointSet",
+        token: "NextToken",
+        ec2: true,
+    },
     ListingSpec {
         name: "iam.ListAttachedRolePolicies",
         service: "iam",
         version: "2010-05-08",
         members: "AttachedPolicies",
         token: "Marker",
+        ec2: false,
     },
     ListingSpec {
         name: "iam.ListRolePolicies",
@@ -48,6 +69,7 @@ const LISTINGS: &[ListingSpec] = &[
         version: "2010-05-08",
         members: "PolicyNames",
         token: "Marker",
+        ec2: false,
     },
     ListingSpec {
         name: "iam.ListPolicies",
@@ -55,6 +77,7 @@ const LISTINGS: &[ListingSpec] = &[
         version: "2010-05-08",
         members: "Policies",
         token: "Marker",
+        ec2: false,
     },
     ListingSpec {
         name: "sns.ListSubscriptionsByTopic",
@@ -62,6 +85,7 @@ const LISTINGS: &[ListingSpec] = &[
         version: "2010-03-31",
         members: "Subscriptions",
         token: "NextToken",
+        ec2: false,
     },
 ];
 
@@ -226,7 +250,7 @@ impl Client {
             params.extend(next.take().map(|t| (spec.token.to_string(), t)));
             let body = form(&params);
             let answer = self.post(&url, spec.service, action, &body)?;
-            let (members, token) = members(&answer, action, spec.members, spec.token)?;
+            let (members, token) = members(&answer, action, spec)?;
             out.extend(members);
             match token {
                 Some(t) => next = Some(t),
@@ -470,24 +494,27 @@ fn sign(c: &Credentials, r: &Signing<'_>) -> Vec<(String, String)> {
     out
 }
 
-/// The elements under `<Action>Result/<list>/member`, each as its child
-/// elements' text, and the next page's token.
+/// The elements of a listing's answer, each as its child elements' text,
+/// and the next page's token.
 type Page = (Vec<Element>, Option<String>);
 
-fn members(xml: &str, action: &str, list: &str, token: &str) -> Result<Page, ApiError> {
+fn members(xml: &str, action: &str, spec: &ListingSpec) -> Result<Page, ApiError> {
     let bad = |message: String| ApiError::Answer {
         action: action.to_string(),
         message,
     };
     let doc = roxmltree::Document::parse(xml).map_err(|e| bad(e.to_string()))?;
-    let result_name = format!("{action}Result");
+    let (result_name, member, token) = match spec.ec2 {
+        true => (format!("{action}Response"), "item", lower_first(spec.token)),
+        false => (format!("{action}Result"), "member", spec.token.to_string()),
+    };
     let result = doc
         .descendants()
         .find(|n| n.has_tag_name(result_name.as_str()))
         .ok_or_else(|| bad(format!("no <{result_name}>")))?;
     let mut out = Vec::new();
-    if let Some(l) = result.children().find(|n| n.has_tag_name(list)) {
-        for m in l.children().filter(|n| n.has_tag_name("member")) {
+    if let Some(l) = result.children().find(|n| n.has_tag_name(spec.members)) {
+        for m in l.children().filter(|n| n.has_tag_name(member)) {
             let fields: Element = m
                 .children()
                 .filter(|c| c.is_element())
@@ -507,11 +534,18 @@ fn members(xml: &str, action: &str, list: &str, token: &str) -> Result<Page, Api
     }
     let token = result
         .children()
-        .find(|n| n.has_tag_name(token))
+        .find(|n| n.has_tag_name(token.as_str()))
         .and_then(|n| n.text())
         .filter(|t| !t.is_empty())
         .map(str::to_string);
     Ok((out, token))
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_lowercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// An error answer's code and message, else its text.
@@ -597,24 +631,13 @@ mod tests {
     <NextToken>n2</NextToken>
   </ListSubscriptionsByTopicResult>
 </ListSubscriptionsByTopicResponse>"#;
-        let (m, next) = members(
-            xml,
-            "ListSubscriptionsByTopic",
-            "Subscriptions",
-            "NextToken",
-        )
-        .unwrap();
+        let sns = spec("sns.ListSubscriptionsByTopic");
+        let (m, next) = members(xml, "ListSubscriptionsByTopic", sns).unwrap();
         assert_eq!(m.len(), 1);
         assert_eq!(m[0]["Protocol"], "sqs");
         assert_eq!(m[0]["SubscriptionArn"], "arn:aws:sns:us-east-1:1:t:u1");
         assert_eq!(next.as_deref(), Some("n2"));
-        assert!(members(
-            "<x/>",
-            "ListSubscriptionsByTopic",
-            "Subscriptions",
-            "NextToken"
-        )
-        .is_err());
+        assert!(members("<x/>", "ListSubscriptionsByTopic", sns).is_err());
         let e = "<ErrorResponse><Error><Code>NotFound</Code><Message>Topic does not exist</Message></Error></ErrorResponse>";
         assert_eq!(error_text(e), "NotFound: Topic does not exist");
     }
@@ -635,23 +658,40 @@ mod tests {
                 !marker.is_empty()
             )
         };
-        let (m, next) = members(
-            &page("<Marker>m2</Marker>"),
-            "ListPolicies",
-            "Policies",
-            "Marker",
-        )
-        .unwrap();
+        let policies = spec("iam.ListPolicies");
+        let (m, next) = members(&page("<Marker>m2</Marker>"), "ListPolicies", policies).unwrap();
         assert_eq!(m[0]["Arn"], "arn:aws:iam::1:policy/p");
         assert_eq!(next.as_deref(), Some("m2"));
-        let (_, last) = members(&page(""), "ListPolicies", "Policies", "Marker").unwrap();
+        let (_, last) = members(&page(""), "ListPolicies", policies).unwrap();
         assert_eq!(last, None);
         let names = r#"<ListRolePoliciesResponse><ListRolePoliciesResult>
   <PolicyNames><member>a</member><member>b</member></PolicyNames>
   <IsTruncated>false</IsTruncated>
 </ListRolePoliciesResult></ListRolePoliciesResponse>"#;
-        let (m, _) = members(names, "ListRolePolicies", "PolicyNames", "Marker").unwrap();
+        let inline = spec("iam.ListRolePolicies");
+        let (m, _) = members(names, "ListRolePolicies", inline).unwrap();
         assert_eq!(m[1]["member"], "b");
+    }
+
+    #[test]
+    fn ec2_listings_are_items_under_the_answer() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<DescribeVpcEndpointsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">
+  <requestId>r</requestId>
+  <vpcEndpointSet>
+    <item><vpcEndpointId>vpce-1</vpcEndpointId><vpcId>vpc-1</vpcId><tagSet><item><key>k</key><value>v</value></item></tagSet></item>
+  </vpcEndpointSet>
+  <nextToken>t2</nextToken>
+</DescribeVpcEndpointsResponse>"#;
+        let endpoints = spec("ec2.DescribeVpcEndpoints");
+        let (m, next) = members(xml, "DescribeVpcEndpoints", endpoints).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0]["vpcEndpointId"], "vpce-1");
+        assert_eq!(next.as_deref(), Some("t2"));
+    }
+
+    fn spec(name: &str) -> &'static ListingSpec {
+        LISTINGS.iter().find(|l| l.name == name).unwrap()
     }
 
     #[test]

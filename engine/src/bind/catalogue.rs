@@ -177,8 +177,9 @@ pub struct Listing {
     /// The placeholder each element of the list fills.
     #[serde(rename = "as")]
     pub fills: String,
-    /// Whether the data source's `tags` argument filters by tag: the
-    /// listing then names only objects carrying the estate's marker.
+    /// Whether the data source's `tags` argument (or the EC2 API's `tag:`
+    /// filter) filters by tag: the listing then names only objects
+    /// carrying the estate's marker.
     #[serde(default)]
     pub by_marker: bool,
 }
@@ -193,20 +194,6 @@ impl Listing {
             (None, None) => String::new(),
         }
     }
-}
-
-/// A data source that finds one object by its tags, through its `tags`
-/// argument: read with both markers, it answers the object at an address.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MarkerLookup {
-    pub data_source: String,
-    /// The attribute of its answer that is the import ID.
-    pub result: String,
-    /// Arguments it is read with besides the tags (a state that leaves out
-    /// the deleted objects an API still lists for a while).
-    #[serde(default)]
-    pub args: BTreeMap<String, String>,
 }
 
 /// A listing under a part's parent that names the part, read with
@@ -355,8 +342,6 @@ pub struct Entry {
     #[serde(default)]
     pub defaults: BTreeMap<String, String>,
     pub list: Option<Listing>,
-    /// A data source finding the object at an address by its markers.
-    pub marked: Option<MarkerLookup>,
     /// Placeholders made of several attributes.
     #[serde(default)]
     pub joins: BTreeMap<String, Join>,
@@ -413,12 +398,12 @@ impl Catalogue {
             ));
         }
         if let Some((name, _)) = entries.iter().find(|(_, e)| {
-            e.list.as_ref().is_some_and(|l| {
-                l.data_source.is_some() == l.api.is_some() || (l.by_marker && l.api.is_some())
-            })
+            e.list
+                .as_ref()
+                .is_some_and(|l| l.data_source.is_some() == l.api.is_some())
         }) {
             return Err(format!(
-                "[{name}]: `list` names either `data_source` or `api` (`by_marker` only with a data source)"
+                "[{name}]: `list` names either `data_source` or `api`"
             ));
         }
         if let Some((name, _)) = entries.iter().find(|(_, e)| {
@@ -640,20 +625,14 @@ impl Identity {
             }),
         };
         // An adopted object is only ever the one configuration names.
-        let marked = match (&self.family, &self.entry.list, &self.entry.marked) {
+        let marked = match (&self.family, &self.entry.list) {
             _ if self.entry.adopts => None,
-            (Family::Tagged, Some(l), _) if l.by_marker => Some(format!(
+            (Family::Tagged, Some(l)) if l.by_marker => Some(format!(
                 "its marker, listing {} by the estate's tag",
                 l.source()
             )),
-            (Family::Tagged, Some(l), _) => Some(format!("its marker, listing {}", l.source())),
-            (Family::Tagged, None, Some(m)) => Some(format!(
-                "its marker, looking up data.{} by its tags",
-                m.data_source
-            )),
-            (Family::Tagged, None, None) => {
-                Some("its marker, through the tagging listing".to_string())
-            }
+            (Family::Tagged, Some(l)) => Some(format!("its marker, listing {}", l.source())),
+            (Family::Tagged, None) => Some("its marker, through the tagging listing".to_string()),
             _ => None,
         };
         match (named, marked) {
@@ -856,11 +835,6 @@ mod tests {
         assert!(e.contains("[aws_a]: `under` names either"), "{e}");
         let e = Catalogue::parse(
             "[aws_a]\nlist = { data_source = \"aws_as\", api = \"iam.ListPolicies\", result = \"ids\", as = \"id\" }\n",
-        )
-        .unwrap_err();
-        assert!(e.contains("[aws_a]: `list` names either"), "{e}");
-        let e = Catalogue::parse(
-            "[aws_a]\nlist = { api = \"iam.ListPolicies\", result = \"Arn\", as = \"arn\", by_marker = true }\n",
         )
         .unwrap_err();
         assert!(e.contains("[aws_a]: `list` names either"), "{e}");

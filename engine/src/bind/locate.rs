@@ -107,14 +107,6 @@ pub async fn second_look<P: Provider + Clone>(
     if by_marker {
         let marked = lane.marked(ident, address).await?;
         ids.extend(marked.into_iter().map(|id| (id, Via::Marker)));
-        // A type the tagging API omits is looked up by its tags, or
-        // listed, only when configuration cannot name its object: a
-        // create of a named object never reads the whole account.
-        if let (None, Some(lookup)) = (tried, &ident.entry.marked) {
-            if let Some(id) = lane.looked_up(lookup, address).await? {
-                ids.push((id, Via::Marker));
-            }
-        }
     }
     let mut seen = BTreeSet::new();
     for (id, via) in ids {

@@ -121,27 +121,6 @@ fn problems(name: &str, e: &Entry, schema: &ProviderSchema) -> Vec<String> {
             }
         }
     }
-    if let Some(m) = &e.marked {
-        match schema.data_sources.get(&m.data_source) {
-            None => out.push(format!(
-                "{name}: marked data source {} does not exist",
-                m.data_source
-            )),
-            Some(ds)
-                if !has(ds, "tags")
-                    || !has(ds, &m.result)
-                    || m.args.keys().any(|a| !has(ds, a)) =>
-            {
-                out.push(format!(
-                    "{name}: {} needs a tags argument, an attribute {} and the arguments {:?}",
-                    m.data_source,
-                    m.result,
-                    m.args.keys().collect::<Vec<_>>()
-                ))
-            }
-            Some(_) => {}
-        }
-    }
     for (join, j) in &e.joins {
         for a in j.of.iter().chain(j.flags.keys()) {
             if !has(ty, a) {

@@ -11,12 +11,12 @@ use std::path::Path;
 const ESTATE: &str = "it-lost-records";
 
 /// The `net` module: a VPC with its adopted defaults, a subnet, a route
-/// table and its association, an ACL, a group with a rule, an elastic IP,
-/// a log group, a role and a policy named by prefix, their attachment, an
-/// inline policy of the role, and a user. The emulator's tagging API lists
-/// none of the elastic IP, the ACLs, the rule, the role, the policy or the
-/// user (aws's lists no role or user either), and no part carries a
-/// marker.
+/// table and its association, an ACL, a group with a rule, an S3 gateway
+/// endpoint, an elastic IP, a log group, a role and a policy named by
+/// prefix, their attachment, an inline policy of the role, and a user. The
+/// emulator's tagging API lists none of the endpoint, the elastic IP, the
+/// ACLs, the rule, the role, the policy or the user (aws's lists no role
+/// or user either), and no part carries a marker.
 const NET: &str = r#"
 variable "name" {
   type = string
@@ -82,6 +82,11 @@ resource "aws_vpc_security_group_ingress_rule" "i" {
   ip_protocol       = "tcp"
   from_port         = 443
   to_port           = 443
+}
+
+resource "aws_vpc_endpoint" "s3" {
+  vpc_id       = aws_vpc.v.id
+  service_name = "com.amazonaws.us-east-1.s3"
 }
 
 resource "aws_eip" "e" {
@@ -213,7 +218,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     let applied = e.engine(&["apply", "-auto-approve"]);
     assert!(applied.status.success(), "{}", text(&applied));
     assert!(
-        text(&applied).contains("Apply complete! Resources: 18 added"),
+        text(&applied).contains("Apply complete! Resources: 19 added"),
         "{}",
         text(&applied)
     );
@@ -272,7 +277,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     assert_eq!(with.status.code(), Some(2), "{with_out}");
     assert_eq!(
         summary(&with_out),
-        "Plan: 0 to add, 0 to change, 16 to destroy."
+        "Plan: 0 to add, 0 to change, 17 to destroy."
     );
 
     // Every record lost: the same objects, each at the address its marker
@@ -285,7 +290,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
     assert_eq!(without.status.code(), Some(2), "{without_out}");
     assert_eq!(
         summary(&without_out),
-        "Plan: 0 to add, 0 to change, 16 to destroy.",
+        "Plan: 0 to add, 0 to change, 17 to destroy.",
         "{without_out}"
     );
     let mut expected = headlines(&with_out);
@@ -343,7 +348,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
         }
     }
     assert!(
-        text(&applied).contains("Resources: 0 added, 0 changed, 16 destroyed."),
+        text(&applied).contains("Resources: 0 added, 0 changed, 17 destroyed."),
         "{}",
         text(&applied)
     );
