@@ -360,9 +360,9 @@ pub struct Entry {
     #[serde(default)]
     pub adopts: bool,
     /// For a type that `adopts`: the object the adopted one lives and dies
-    /// with (a default ACL's VPC). Its destroy leaves the object (and its
-    /// markers) in place, so with no record naming it the sweep takes it
-    /// only beside that object's destroy.
+    /// with (a default ACL's VPC). Its destroy leaves the object in place,
+    /// so with no record naming it the sweep takes it only beside that
+    /// object's destroy.
     pub within: Option<Parent>,
     /// The round-trip root under `engine/tests/fixtures/catalogue/` whose
     /// live test proves the type.
