@@ -59,6 +59,14 @@ pub async fn marked<P: Provider + Clone>(
         let ids = lane.ids_from_arn(&ident, &listed.arn).await?;
         candidates.push((type_name, ids, listed.address.clone()));
     }
+    // Every listing at once (one request or a few pages each); the loop
+    // below takes them from the lane's memo.
+    let listings = scan
+        .iter()
+        .map(|t| lane.identity(t))
+        .filter(|i| i.is_tagged())
+        .filter_map(|i| i.entry.list.as_ref());
+    futures_util::future::try_join_all(listings.map(|l| lane.listed(l))).await?;
     let mut out = Vec::new();
     for type_name in scan {
         let ident = lane.identity(type_name);
