@@ -293,9 +293,10 @@ mkdir -p "$(dirname "$page")"
   goal=1.0; [[ $shape == mixed ]] && goal=0.7
   echo "Goal: wall time at most ${goal}x stock's refresh plan; requests at most stock's"
   echo "plus one listing per swept type (the tagging API's pages, 100 objects a"
-  echo "page, and the IAM role listing) and the record store's pages (ten SSM"
-  echo "parameters a page, read once per command: \`-no-records\` reads them too and"
-  echo "plans without them)."
+  echo "page; the six listings by the estate's tag every plan makes; with"
+  echo "\`-no-records\`, the IAM role, user and policy listings) and the record"
+  echo "store's pages (ten SSM parameters a page, read once per command:"
+  echo "\`-no-records\` reads them too and plans without them)."
   echo
   cat "$table"
   echo
