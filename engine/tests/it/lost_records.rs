@@ -205,7 +205,7 @@ fn count(moto: &Moto, call: &str, key: &str, keep: impl Fn(&serde_json::Value) -
         .count()
 }
 
-fn in_vpc(o: &serde_json::Value) -> bool {
+fn is_the_modules_vpc(o: &serde_json::Value) -> bool {
     o["CidrBlock"].as_str() == Some("10.42.0.0/16")
 }
 
@@ -352,7 +352,7 @@ fn a_removed_call_is_found_and_destroyed_with_every_record_lost() {
         "{}",
         text(&applied)
     );
-    assert_eq!(count(&moto, "describe-vpcs", "Vpcs", in_vpc), 0);
+    assert_eq!(count(&moto, "describe-vpcs", "Vpcs", is_the_modules_vpc), 0);
     assert_eq!(count(&moto, "describe-addresses", "Addresses", |_| true), 0);
     let groups = moto.aws(&["logs", "describe-log-groups"]);
     assert_eq!(groups["logGroups"].as_array().unwrap().len(), 0, "{groups}");
