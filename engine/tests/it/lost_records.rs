@@ -4,7 +4,7 @@
 //! VPC's adopted default, whose destroy leaves the object in place, is not
 //! planned for destroy again once it went.
 
-use crate::support::{text, write_live, Moto, Workdir};
+use crate::support::{aws_provider, text, write_live, Moto, Workdir};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -134,17 +134,7 @@ resource "aws_iam_user" "u" {
 
 /// The root: the call (or none), and a parameter that stays.
 fn write_root(dir: &Path, moto: &Moto, call: Option<bool>) {
-    let endpoints: String = [
-        "ec2",
-        "iam",
-        "logs",
-        "resourcegroupstaggingapi",
-        "ssm",
-        "sts",
-    ]
-    .iter()
-    .map(|s| format!("    {s} = \"{}\"\n", moto.endpoint))
-    .collect();
+    let provider = aws_provider(&moto.endpoint);
     let call = match call {
         Some(default_group) => format!(
             "module \"net\" {{\n  source        = \"./net\"\n  name          = \"it-lost\"\n  default_group = {default_group}\n}}\n"
@@ -156,17 +146,7 @@ fn write_root(dir: &Path, moto: &Moto, call: Option<bool>) {
     std::fs::write(
         dir.join("main.tf"),
         format!(
-            r#"provider "aws" {{
-  region                      = "us-east-1"
-  access_key                  = "test"
-  secret_key                  = "test"
-  skip_credentials_validation = true
-  skip_metadata_api_check     = true
-  skip_requesting_account_id  = true
-  endpoints {{
-{endpoints}  }}
-}}
-
+            r#"{provider}
 {call}
 resource "aws_ssm_parameter" "keep" {{
   name  = "/it/lost/keep"

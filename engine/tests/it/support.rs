@@ -78,6 +78,7 @@ pub fn aws_provider(endpoint: &str) -> String {
         "ec2",
         "iam",
         "lambda",
+        "logs",
         "resourcegroupstaggingapi",
         "s3",
         "sns",
