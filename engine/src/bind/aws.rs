@@ -405,22 +405,28 @@ impl<P: Provider + Clone> Lane<P> {
         let key = format!("{from} {args:?}");
         // One read per listing and arguments a plan.
         let cell = self.under.borrow_mut().entry(key).or_default().clone();
-        let listed = cell
-            .get_or_try_init(|| async {
-                Ok::<_, ProviderError>(match from {
-                    UnderFrom::Api(api) => self.api_listing(api, args).await?,
-                    UnderFrom::DataSource { name, list } => {
-                        let args = args.into_iter().map(|(k, v)| (k, Value::string(v)));
-                        let answer = self.read_data(name, args.collect()).await?;
-                        list_elements(answer.as_ref().and_then(|v| v.get(list)))
-                    }
-                })
-            })
-            .await?;
+        let listed = cell.get_or_try_init(|| self.elements(from, args)).await?;
         Ok(listed
             .iter()
             .find(|e| want.iter().all(|(k, v)| e.get(k) == Some(v)))
             .and_then(|e| e.get(&under.result).cloned()))
+    }
+
+    /// The elements a listing under a parent answers: an aws API
+    /// listing's, or those of a list in a data source's answer.
+    async fn elements(
+        &self,
+        from: UnderFrom<'_>,
+        args: BTreeMap<String, String>,
+    ) -> Result<Vec<aws_api::Element>, ProviderError> {
+        Ok(match from {
+            UnderFrom::Api(api) => self.api_listing(api, args).await?,
+            UnderFrom::DataSource { name, list } => {
+                let args = args.into_iter().map(|(k, v)| (k, Value::string(v)));
+                let answer = self.read_data(name, args.collect()).await?;
+                list_elements(answer.as_ref().and_then(|v| v.get(list)))
+            }
+        })
     }
 
     /// An aws API listing's elements; none when the engine cannot read
@@ -680,15 +686,10 @@ impl<P: Provider + Clone> Lane<P> {
             };
             args.insert(name.clone(), v);
         }
-        let elements = match (&listing.api, &listing.data_source, &listing.list) {
-            (Some(api), ..) => self.api_listing(api, args).await?,
-            (None, Some(data_source), Some(list)) => {
-                let args = args.into_iter().map(|(k, v)| (k, Value::string(v)));
-                let answer = self.read_data(data_source, args.collect()).await?;
-                list_elements(answer.as_ref().and_then(|v| v.get(list)))
-            }
-            _ => Vec::new(),
+        let Some(from) = listing.from() else {
+            return Ok(Vec::new());
         };
+        let elements = self.elements(from, args).await?;
         Ok(elements
             .into_iter()
             .filter(|e| {

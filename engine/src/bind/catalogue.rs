@@ -247,15 +247,34 @@ pub enum UnderFrom<'u> {
     DataSource { name: &'u str, list: &'u str },
 }
 
-impl Under {
-    /// Where the listing is read; `None` for an entry naming neither an
-    /// API listing nor a data source and its list, or both.
-    pub fn from(&self) -> Option<UnderFrom<'_>> {
-        match (&self.api, &self.data_source, &self.list) {
+impl<'u> UnderFrom<'u> {
+    /// An API listing, or a data source and its list; `None` for neither,
+    /// or both.
+    fn of(
+        api: &'u Option<String>,
+        data_source: &'u Option<String>,
+        list: &'u Option<String>,
+    ) -> Option<UnderFrom<'u>> {
+        match (api, data_source, list) {
             (Some(api), None, None) => Some(UnderFrom::Api(api)),
             (None, Some(name), Some(list)) => Some(UnderFrom::DataSource { name, list }),
             _ => None,
         }
+    }
+}
+
+impl Under {
+    /// Where the listing is read; `None` for an entry naming neither an
+    /// API listing nor a data source and its list, or both.
+    pub fn from(&self) -> Option<UnderFrom<'_>> {
+        UnderFrom::of(&self.api, &self.data_source, &self.list)
+    }
+}
+
+impl Parts {
+    /// Where the listing is read, as [`Under::from`].
+    pub fn from(&self) -> Option<UnderFrom<'_>> {
+        UnderFrom::of(&self.api, &self.data_source, &self.list)
     }
 }
 
@@ -407,10 +426,9 @@ impl Catalogue {
             ));
         }
         if let Some((name, _)) = entries.iter().find(|(_, e)| {
-            e.parts.as_ref().is_some_and(|p| {
-                p.api.is_some() == (p.data_source.is_some() && p.list.is_some())
-                    || e.parent.is_none()
-            })
+            e.parts
+                .as_ref()
+                .is_some_and(|p| p.from().is_none() || e.parent.is_none())
         }) {
             return Err(format!(
                 "[{name}]: `parts` names either `api`, or `data_source` and `list`, and needs a `parent`"
