@@ -268,7 +268,7 @@ pub async fn apply<L: Launcher>(
         interrupted,
         kill_after: std::env::var(SIGTERM_AFTER).ok(),
         deferred: RefCell::default(),
-        readback: Readback::new(),
+        readback: Readback::new(!req.settings.strict.refuse_secrets),
     };
     let root = &req.tree.module.dir;
     let mut walk = Walk {
@@ -987,11 +987,18 @@ async fn create_or_update<P: Provider + Clone>(
     ) {
         match shared
             .readback
-            .learn(&mut provider, ty, &id, block, &state.value)
+            .learn(
+                &mut provider,
+                ty,
+                &id,
+                block,
+                &state.value,
+                &step.identity.config_only(),
+            )
             .await
         {
             Ok(lost) if lost != known => {
-                r.keep(lost.iter().map(String::as_str), &state.value);
+                r.keep(lost.iter().map(String::as_str), block, &state.value);
                 put(shared.store, step, &r).await?;
             }
             Ok(_) => {}
@@ -1021,7 +1028,11 @@ async fn record(
         &step.schema.block,
         state,
     );
-    r.keep(lost.iter().map(String::as_str), &state.value);
+    r.keep(
+        lost.iter().map(String::as_str),
+        &step.schema.block,
+        &state.value,
+    );
     r.deposed = deposed.to_vec();
     put(store, step, &r).await?;
     Ok(r)

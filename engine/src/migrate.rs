@@ -216,9 +216,13 @@ fn read_state(path: &Path) -> Result<State, Diagnostics> {
 }
 
 /// Migrates every instance of the state at `path` into the estate.
+/// `secrets`: whether a sensitive argument the provider cannot read back
+/// is kept in its record, as the state kept it (not under a strict
+/// profile refusing secrets).
 pub async fn migrate<L: Launcher>(
     path: &Path,
     estate: &str,
+    secrets: bool,
     sessions: &mut Sessions<L>,
     store: &RecordStore,
     progress: &mut dyn FnMut(Progress),
@@ -232,7 +236,7 @@ pub async fn migrate<L: Launcher>(
         sessions.get(p).await?;
     }
     let mut counts = Counts::default();
-    let readback = Readback::new();
+    let readback = Readback::new(secrets);
     // Current objects first: a deposed object joins its instance's record.
     let (current, deposed): (Vec<&StateInstance>, Vec<&StateInstance>) =
         instances.iter().partition(|i| i.deposed.is_none());
@@ -371,7 +375,14 @@ async fn migrate_one<L: Launcher>(
     // not return: kept in the record, as the state kept it.
     let lost = if readback.untried(type_name, &schema.block, &live.value) {
         match readback
-            .learn(provider, type_name, &id, &schema.block, &live.value)
+            .learn(
+                provider,
+                type_name,
+                &id,
+                &schema.block,
+                &live.value,
+                &ident.config_only(),
+            )
             .await
         {
             Ok(lost) => lost,
@@ -383,7 +394,7 @@ async fn migrate_one<L: Launcher>(
     } else {
         readback.lost(type_name, &schema.block, &live.value)
     };
-    r.keep(lost.iter().map(String::as_str), &live.value);
+    r.keep(lost.iter().map(String::as_str), &schema.block, &live.value);
     if let Err(e) = store.put(&r).await {
         return Outcome::Failed(e.to_string());
     }

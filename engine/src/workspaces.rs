@@ -221,6 +221,7 @@ impl Registry {
             &self.resource,
             &format!("{}/{name}", self.path()),
             &estate(&self.estate, name),
+            ssm::ParamType::String,
             Some(tags),
         )
         .await

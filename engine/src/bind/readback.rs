@@ -16,12 +16,17 @@
 //! Objects of one type that set different arguments may not be: the read
 //! of a rule from a prefix list can lose the `description` the read of a
 //! rule from CIDR blocks returns. Only arguments a
-//! configuration may set (required or optional), of primitive type, and
-//! not sensitive are tried: a secret stays out of the record unless the
-//! catalogue names it. An argument the provider defaulted counts too (a
-//! default security group's `revoke_rules_on_delete`, `false` in state and
-//! null after an import): a plan that changes anything else of the object
-//! would otherwise show it set again.
+//! configuration may set (required or optional) and of primitive type are
+//! tried. A sensitive one (a password, a certificate's private key) is
+//! tried unless the strict profile refuses secrets; the record that keeps
+//! it is written encrypted. An argument the provider defaulted counts too
+//! (a default security group's `revoke_rules_on_delete`, `false` in state
+//! and null after an import): a plan that changes anything else of the
+//! object would otherwise show it set again.
+//!
+//! The catalogue's own lists are overrides, and each read checks them: an
+//! argument a list names that the read returns is logged as a warning (a
+//! list naming more than the read loses keeps values it need not).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -52,11 +57,18 @@ enum Learned {
 #[derive(Debug, Default)]
 pub struct Readback {
     tried: RefCell<BTreeMap<String, BTreeMap<String, Learned>>>,
+    /// Whether a sensitive argument may be learned, and so kept.
+    secrets: bool,
 }
 
 impl Readback {
-    pub fn new() -> Readback {
-        Readback::default()
+    /// `secrets`: whether sensitive arguments are tried (and, lost, kept in
+    /// the record), as they are unless the strict profile refuses secrets.
+    pub fn new(secrets: bool) -> Readback {
+        Readback {
+            tried: RefCell::default(),
+            secrets,
+        }
     }
 
     /// The attributes `applied` sets that the read of `type_name` is known
@@ -66,7 +78,7 @@ impl Readback {
         let Some(known) = tried.get(&class(type_name, block, applied)) else {
             return Vec::new();
         };
-        candidates(block, applied)
+        candidates(block, applied, self.secrets)
             .into_iter()
             .filter(|n| known.get(n) == Some(&Learned::Lost))
             .collect()
@@ -76,19 +88,20 @@ impl Readback {
     pub fn untried(&self, type_name: &str, block: &Block, applied: &Value) -> bool {
         let tried = self.tried.borrow();
         let known = tried.get(&class(type_name, block, applied));
-        candidates(block, applied)
-            .iter()
-            .any(|n| match known.and_then(|k| k.get(n)) {
+        candidates(block, applied, self.secrets).iter().any(|n| {
+            match known.and_then(|k| k.get(n)) {
                 None => true,
                 Some(Learned::KeptZero) => applied.get(n).is_some_and(|v| !is_empty(v)),
                 Some(_) => false,
-            })
+            }
+        })
     }
 
     /// Import and read the object `id` names, and learn which of the
-    /// attributes `applied` sets the read returns empty. Returns what
-    /// [`Readback::lost`] then says; an object the import cannot find
-    /// teaches nothing.
+    /// attributes `applied` sets the read returns empty. `listed` are the
+    /// catalogue's names for the type: one the read returns is logged.
+    /// Returns what [`Readback::lost`] then says; an object the import
+    /// cannot find teaches nothing.
     pub async fn learn<P: Provider>(
         &self,
         provider: &mut P,
@@ -96,20 +109,22 @@ impl Readback {
         id: &str,
         block: &Block,
         applied: &Value,
+        listed: &[&str],
     ) -> Result<Vec<String>, ProviderError> {
         if let Some(read) = super::import_read(provider, type_name, id).await? {
             let mut tried = self.tried.borrow_mut();
             let known = tried.entry(class(type_name, block, applied)).or_default();
-            for name in candidates(block, applied) {
+            for name in candidates(block, applied, self.secrets) {
                 let held = applied.get(&name).is_some_and(|v| !is_empty(v));
-                let learned = match read.value.get(&name) {
-                    None => Learned::Lost,
-                    Some(r) if r.is_null() => Learned::Lost,
-                    Some(r) if is_empty(r) && held => Learned::Lost,
-                    Some(_) if held => Learned::Kept,
-                    Some(_) => Learned::KeptZero,
-                };
+                let learned = judge(held, read.value.get(&name));
                 tracing::debug!(type_name, attribute = %name, ?learned, "read back");
+                if learned == Learned::Kept && listed.contains(&name.as_str()) {
+                    tracing::warn!(
+                        type_name,
+                        attribute = %name,
+                        "the catalogue lists an argument as never read back, but the read returned it"
+                    );
+                }
                 let was = known.entry(name).or_insert(learned);
                 if *was == Learned::KeptZero {
                     *was = learned;
@@ -117,6 +132,18 @@ impl Readback {
             }
         }
         Ok(self.lost(type_name, block, applied))
+    }
+}
+
+/// What a read returning `read` teaches of an argument the object held
+/// (`held`: not empty) or held empty.
+fn judge(held: bool, read: Option<&Value>) -> Learned {
+    match read {
+        None => Learned::Lost,
+        Some(r) if r.is_null() => Learned::Lost,
+        Some(r) if is_empty(r) && held => Learned::Lost,
+        Some(_) if held => Learned::Kept,
+        Some(_) => Learned::KeptZero,
     }
 }
 
@@ -152,19 +179,20 @@ fn is_empty(v: &Value) -> bool {
 }
 
 /// The attributes of `applied` worth trying: an argument (required or
-/// optional), of a primitive type, not sensitive, and known and not null.
-fn candidates(block: &Block, applied: &Value) -> Vec<String> {
+/// optional), of a primitive type, known and not null, and sensitive only
+/// when `secrets` allows.
+fn candidates(block: &Block, applied: &Value, secrets: bool) -> Vec<String> {
     block
         .attributes
         .iter()
         .filter(|(name, a)| {
             (a.required || a.optional)
-                && !a.sensitive
+                && (secrets || !a.sensitive)
                 && a.ty.is_primitive()
                 && !ALWAYS_READ.contains(&name.as_str())
-                && applied
-                    .get(name)
-                    .is_some_and(|v| v.is_known() && !v.is_null() && !v.has_sensitive())
+                && applied.get(name).is_some_and(|v| {
+                    v.is_known() && !v.is_null() && (secrets || !v.has_sensitive())
+                })
         })
         .map(|(name, _)| name.clone())
         .collect()
@@ -215,11 +243,16 @@ mod tests {
             ("id".into(), Value::string("f")),
         ]));
         assert_eq!(
-            candidates(&block, &applied),
+            candidates(&block, &applied, false),
             ["revoke_rules_on_delete", "source_code_hash"]
         );
+        // A secret is tried only where the record may keep it.
+        assert_eq!(
+            candidates(&block, &applied, true),
+            ["password", "revoke_rules_on_delete", "source_code_hash"]
+        );
 
-        let rb = Readback::new();
+        let rb = Readback::new(false);
         assert!(rb.untried("aws_lambda_function", &block, &applied));
         rb.tried.borrow_mut().insert(
             class("aws_lambda_function", &block, &applied),
@@ -276,7 +309,7 @@ mod tests {
             class("aws_security_group_rule", &block, &cidr),
             class("aws_security_group_rule", &block, &prefix)
         );
-        let rb = Readback::new();
+        let rb = Readback::new(true);
         rb.tried.borrow_mut().insert(
             class("aws_security_group_rule", &block, &cidr),
             BTreeMap::from([("description".into(), Learned::Kept)]),
@@ -285,5 +318,16 @@ mod tests {
         // What the read of a rule from CIDR blocks returned says nothing
         // of a rule from a prefix list.
         assert!(rb.untried("aws_security_group_rule", &block, &prefix));
+    }
+
+    #[test]
+    fn a_read_returning_nothing_or_zero_for_what_was_held_loses_it() {
+        let s = |v: &str| Value::string(v.to_string());
+        assert_eq!(judge(true, None), Learned::Lost);
+        assert_eq!(judge(true, Some(&Value::null(Type::String))), Learned::Lost);
+        assert_eq!(judge(true, Some(&s(""))), Learned::Lost);
+        assert_eq!(judge(true, Some(&s("other"))), Learned::Kept);
+        assert_eq!(judge(false, Some(&Value::bool(false))), Learned::KeptZero);
+        assert_eq!(judge(false, None), Learned::Lost);
     }
 }

@@ -40,6 +40,7 @@ pub(crate) fn run_migrate(state: &std::path::Path, no_color: bool) -> ExitCode {
         match engine::migrate::migrate(
             state,
             &ws.settings.estate,
+            !ws.settings.strict.refuse_secrets,
             &mut ws.sessions,
             &store,
             &mut progress,

@@ -135,18 +135,20 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
 
     /// The strict profile's `secrets = "refuse"`: a block whose sensitive
     /// values would have to be kept in the record store is refused.
+    /// `kept`: the arguments its record keeps, or would (the catalogue's,
+    /// and those an earlier apply learned).
     pub(super) fn check_strict_secrets(
         &self,
         res: &Resource,
         addr: &ResourceInstanceAddr,
-        ident: &Identity,
+        kept: &[&str],
         schema: &Schema,
         config: &Value,
     ) -> Result<(), Diagnostics> {
         if !self.req.settings.strict.refuse_secrets {
             return Ok(());
         }
-        for name in ident.config_only() {
+        for &name in kept {
             let Some(v) = config.get(name).filter(|v| !v.is_null()) else {
                 continue;
             };

@@ -238,7 +238,13 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                 previous_addr.is_some(),
             )?;
         }
-        self.check_strict_secrets(res, &addr, &block.ident, &block.schema, &input.config)?;
+        self.check_strict_secrets(
+            res,
+            &addr,
+            &Record::config_only_with(input.record.as_ref(), &block.ident.config_only()),
+            &block.schema,
+            &input.config,
+        )?;
         if block.ident.record_only() {
             self.by_record.push(addr.clone());
         }

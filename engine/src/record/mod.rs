@@ -50,6 +50,11 @@ pub struct Record {
     /// The provider's private bytes, base64.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub private: String,
+    /// Whether `config_only` holds a sensitive value (a password the API
+    /// never returns, kept as terraform's state keeps it): the store then
+    /// writes the record encrypted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
     /// Objects a create_before_destroy replacement of this instance left
     /// behind: the new object committed, the old one not yet destroyed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -109,32 +114,23 @@ impl Record {
         self
     }
 
-    /// The record of a live object: its import ID, the arguments named in
-    /// `config_only` that it holds (non-null), and its private bytes.
-    pub fn of(
-        address: String,
-        type_name: &str,
-        id: Option<String>,
-        config_only: &[&str],
-        state: &crate::provider::ResourceState,
-    ) -> Record {
-        let mut r = Record {
-            address,
-            type_name: type_name.to_string(),
-            id,
-            ..Record::default()
-        };
-        r.keep(config_only.iter().copied(), &state.value);
-        r.set_private(&state.private);
-        r
-    }
-
-    /// Keeps the values `value` holds (non-null) of the arguments `names`,
-    /// which the provider cannot read back.
-    pub fn keep<'n>(&mut self, names: impl IntoIterator<Item = &'n str>, value: &Value) {
+    /// Keeps the values `value` (an object of `block`) holds (non-null) of
+    /// the arguments `names`, which the provider cannot read back, and
+    /// marks the record secret when one of them is sensitive.
+    pub fn keep<'n>(
+        &mut self,
+        names: impl IntoIterator<Item = &'n str>,
+        block: &crate::provider::schema::Block,
+        value: &Value,
+    ) {
         for name in names {
-            if let Some(j) = value.get(name).filter(|v| !v.is_null()).and_then(to_json) {
+            let Some(v) = value.get(name).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            if let Some(j) = to_json(v) {
                 self.config_only.insert(name.to_string(), j);
+                self.secret |=
+                    v.has_sensitive() || block.attributes.get(name).is_some_and(|a| a.sensitive);
             }
         }
     }
@@ -162,14 +158,15 @@ impl Record {
         block: &crate::provider::schema::Block,
         state: &crate::provider::ResourceState,
     ) -> Record {
-        let r = Record::of(
+        let mut r = Record {
             address,
-            &ident.type_name,
-            ident.import_id(&state.value),
-            &ident.config_only(),
-            state,
-        )
-        .with_provider(provider);
+            type_name: ident.type_name.clone(),
+            id: ident.import_id(&state.value),
+            ..Record::default()
+        };
+        r.keep(ident.config_only(), block, &state.value);
+        r.set_private(&state.private);
+        let r = r.with_provider(provider);
         let own = state.value.get("id").and_then(Value::as_str);
         let r = match own {
             Some(own) if r.id.as_deref() != Some(own) => Record {

@@ -22,8 +22,10 @@
 //! GetParametersByPath (ten parameters a request). Every write goes through
 //! the provider's `aws_ssm_parameter` resource as the change it records
 //! commits, so the store uses exactly the credentials and endpoints the
-//! root configures. Parameters are standard tier, type String: a record
-//! never holds a sensitive value (outputs keep only a digest of one).
+//! root configures. Parameters are standard tier, type String, but for a
+//! record holding a sensitive value (a password the API never returns):
+//! SecureString, under the account's default key for SSM. Outputs keep only
+//! a digest of a sensitive value.
 
 use super::{OutputRecord, Record, RecordError};
 use crate::addr::ResourceInstanceAddr;
@@ -301,7 +303,11 @@ impl LiveStore {
             return Ok(());
         }
         let text = serde_json::to_string(record).expect("records serialize");
-        self.write(&name, &text).await?;
+        let kind = match record.secret {
+            true => ParamType::SecureString,
+            false => ParamType::String,
+        };
+        self.write(&name, &text, kind).await?;
         self.snapshot().records.insert(name, Ok(record.clone()));
         Ok(())
     }
@@ -333,7 +339,7 @@ impl LiveStore {
             _ => {}
         }
         let text = serde_json::to_string(outputs).expect("outputs serialize");
-        self.write(OUTPUTS, &text).await?;
+        self.write(OUTPUTS, &text, ParamType::String).await?;
         self.snapshot().outputs = Some(Ok(outputs.clone()));
         Ok(())
     }
@@ -341,17 +347,17 @@ impl LiveStore {
     /// Writes `text` as the head `name` and its parts: the parts first,
     /// the head last (its write commits the new text), then the old parts
     /// go.
-    async fn write(&self, name: &str, text: &str) -> Result<(), RecordError> {
+    async fn write(&self, name: &str, text: &str, kind: ParamType) -> Result<(), RecordError> {
         let mut gen = [0u8; 4];
         // The generation only tells one write's parts from another's.
         let _ = aws_lc_rs::rand::fill(&mut gen);
         let gen: String = gen.iter().map(|b| format!("{b:02x}")).collect();
         let params = encode(name, text, &gen);
         for (part, value) in params.iter().skip(1) {
-            self.put_param(part, value).await?;
+            self.put_param(part, value, kind).await?;
         }
         let (head, value) = &params[0];
-        self.put_param(head, value).await?;
+        self.put_param(head, value, kind).await?;
         let kept: Vec<&str> = params.iter().skip(1).map(|(p, _)| p.as_str()).collect();
         self.snapshot()
             .parts
@@ -384,9 +390,9 @@ impl LiveStore {
     }
 
     /// Creates or overwrites one parameter.
-    async fn put_param(&self, name: &str, value: &str) -> Result<(), RecordError> {
+    async fn put_param(&self, name: &str, value: &str, kind: ParamType) -> Result<(), RecordError> {
         let full = format!("{}/{name}", self.path);
-        put_parameter(&self.provider, &self.schema, &full, value, None)
+        put_parameter(&self.provider, &self.schema, &full, value, kind, None)
             .await
             .map_err(|e| self.failed(name, e))
     }
@@ -431,19 +437,31 @@ pub(crate) async fn read_path(
         .collect())
 }
 
-/// Creates or overwrites the String parameter `name` (`schema`, the
+/// An SSM parameter's type: plain text, or encrypted with a KMS key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamType {
+    String,
+    SecureString,
+}
+
+/// Creates or overwrites the parameter `name` of type `kind` (`schema`, the
 /// provider's `aws_ssm_parameter`), with `tags` when given.
 pub(crate) async fn put_parameter(
     provider: &GrpcProvider,
     schema: &Schema,
     name: &str,
     value: &str,
+    kind: ParamType,
     tags: Option<BTreeMap<String, Value>>,
 ) -> Result<(), crate::provider::ProviderError> {
     let block = &schema.block;
+    let kind = match kind {
+        ParamType::String => "String",
+        ParamType::SecureString => "SecureString",
+    };
     let mut args = BTreeMap::from([
         ("name".to_string(), Value::string(name)),
-        ("type".to_string(), Value::string("String")),
+        ("type".to_string(), Value::string(kind)),
         ("value".to_string(), Value::string(value)),
         ("overwrite".to_string(), Value::bool(true)),
     ]);

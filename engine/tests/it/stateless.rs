@@ -1183,10 +1183,27 @@ fn lambda_package(path: &Path, n: u32) {
     zip.finish().unwrap();
 }
 
-/// A root of a Lambda function whose configuration sets
-/// `source_code_hash` (which the API never returns), its package `n`.
+/// A self-signed certificate and its private key, PEM, for an imported
+/// ACM certificate.
+fn certificate(dir: &Path) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["learned.example.com".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+}
+
+/// A root of one object of each class of argument the API never returns:
+/// a Lambda function whose configuration sets `source_code_hash` (its
+/// package `n`), an imported certificate's private key (sensitive), and a
+/// parameter's write-only value with its version.
 fn learned_root(dir: &Path, moto: &Moto, n: u32) {
     lambda_package(&dir.join("fn.zip"), n);
+    if !dir.join("key.pem").exists() {
+        certificate(dir);
+    }
     std::fs::write(
         dir.join("main.tf"),
         format!(
@@ -1207,6 +1224,18 @@ resource "aws_lambda_function" "fn" {{
   filename         = "${{path.module}}/fn.zip"
   source_code_hash = filebase64sha256("${{path.module}}/fn.zip")
 }}
+
+resource "aws_acm_certificate" "imported" {{
+  certificate_body = file("${{path.module}}/cert.pem")
+  private_key      = file("${{path.module}}/key.pem")
+}}
+
+resource "aws_ssm_parameter" "write_only" {{
+  name             = "/learned/write-only"
+  type             = "SecureString"
+  value_wo         = "never-stored"
+  value_wo_version = 1
+}}
 "#,
             provider = aws_provider(&moto.endpoint)
         ),
@@ -1214,10 +1243,46 @@ resource "aws_lambda_function" "fn" {{
     .unwrap();
 }
 
-/// No catalogue entry names `source_code_hash`: what keeps it is learned.
+/// No catalogue entry names what the read of these objects loses: what
+/// keeps it is learned.
 fn not_listed() {
-    let listed = engine::bind::aws::identity(true, "aws_lambda_function", None).config_only();
-    assert!(!listed.contains(&"source_code_hash"), "{listed:?}");
+    for (type_name, name) in [
+        ("aws_lambda_function", "source_code_hash"),
+        ("aws_acm_certificate", "private_key"),
+        ("aws_ssm_parameter", "value_wo_version"),
+    ] {
+        let listed = engine::bind::aws::identity(true, type_name, None).config_only();
+        assert!(!listed.contains(&name), "{type_name}: {listed:?}");
+    }
+}
+
+/// The private key is kept as terraform's state keeps it, and only
+/// encrypted: every record parameter holding it is a SecureString (moto
+/// stores such a value unencrypted, so its type is what can be checked).
+/// The write-only value is kept nowhere.
+fn secrets_kept_encrypted(moto: &Moto, dir: &Path) {
+    let key = std::fs::read_to_string(dir.join("key.pem")).unwrap();
+    let line = key.lines().nth(1).unwrap();
+    let read = moto.aws(&[
+        "ssm",
+        "get-parameters-by-path",
+        "--path",
+        &format!("/choudoufu/records/{ESTATE}"),
+        "--recursive",
+        "--with-decryption",
+    ]);
+    let params = read["Parameters"].as_array().unwrap();
+    let holding: Vec<&serde_json::Value> = params
+        .iter()
+        .filter(|p| p["Value"].as_str().unwrap().contains(line))
+        .collect();
+    assert!(!holding.is_empty(), "no record keeps the key: {read}");
+    for p in holding {
+        assert_eq!(p["Type"], "SecureString", "{}", p["Name"]);
+    }
+    let plain: Vec<&serde_json::Value> = params.iter().filter(|p| p["Type"] == "String").collect();
+    assert!(!plain.is_empty(), "every record encrypted: {read}");
+    assert!(!read.to_string().contains("never-stored"), "{read}");
 }
 
 /// A new package in `e`'s root plans exactly one update; the plan's text.
@@ -1233,10 +1298,12 @@ fn a_new_package_plans_an_update(e: &Workdir) -> String {
     shown
 }
 
-/// `source_code_hash` is never read back from the API, and no catalogue
-/// entry names it: what the engine keeps of it, it learns by reading the
-/// function back after its apply. The next plan is empty, a new package
-/// plans its update as stock plans it, and that apply's plan is empty too.
+/// `source_code_hash`, a private key and a write-only value's version are
+/// never read back from the API, and no catalogue entry names them: what
+/// the engine keeps of them, it learns by reading each object back after
+/// its apply. The next plan is empty, the key is kept only encrypted, a new
+/// package plans its update as stock plans it, and that apply's plan is
+/// empty too.
 #[test]
 fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
     let moto = Moto::start();
@@ -1251,6 +1318,7 @@ fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
     assert!(applied.status.success(), "{}", text(&applied));
     let plan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    secrets_kept_encrypted(&moto, dir);
 
     let shown = a_new_package_plans_an_update(&e);
     assert!(shown.contains("~ source_code_hash = \""), "{shown}");
@@ -1261,8 +1329,9 @@ fn what_a_read_cannot_return_is_learned_at_apply_and_kept_in_the_record() {
 }
 
 /// The same, learned at `migrate` from stock's state: the migrated
-/// function's next plan is empty, with no catalogue entry naming the
-/// attribute, and a new package still plans its update.
+/// objects' next plan is empty, with no catalogue entry naming what the
+/// reads lose, the key is kept only encrypted, and a new package still
+/// plans its update.
 #[test]
 fn what_a_read_cannot_return_is_learned_at_migrate_from_the_stock_state() {
     let moto = Moto::start();
@@ -1277,6 +1346,9 @@ fn what_a_read_cannot_return_is_learned_at_migrate_from_the_stock_state() {
         assert!(out.status.success(), "terraform {args:?}: {}", text(&out));
     }
     let dir = e.dir.path();
+    for pem in ["cert.pem", "key.pem"] {
+        std::fs::copy(stock.dir.path().join(pem), dir.join(pem)).unwrap();
+    }
     learned_root(dir, &moto, 1);
     write_live(dir, ESTATE);
     not_listed();
@@ -1286,6 +1358,7 @@ fn what_a_read_cannot_return_is_learned_at_migrate_from_the_stock_state() {
     assert!(migrated.status.success(), "{}", text(&migrated));
     let plan = e.engine(&["plan", "-detailed-exitcode"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    secrets_kept_encrypted(&moto, dir);
 
     a_new_package_plans_an_update(&e);
 }

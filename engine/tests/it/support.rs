@@ -74,9 +74,11 @@ pub fn aws_root(dir: &Path) -> PathBuf {
 /// emulator at `endpoint`, with fake credentials.
 pub fn aws_provider(endpoint: &str) -> String {
     let services = [
+        "acm",
         "dynamodb",
         "ec2",
         "iam",
+        "kms",
         "lambda",
         "logs",
         "resourcegroupstaggingapi",
