@@ -12,7 +12,7 @@ use super::Held;
 use crate::provider::{Provider, ProviderError, ResourceState};
 use crate::record::Record;
 use crate::value::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An object no declared instance bound.
 #[derive(Debug, Clone)]
@@ -25,17 +25,28 @@ pub struct Orphan {
     pub ident: Identity,
 }
 
+/// What [`marked`] found, and the types whose listing failed where a
+/// failure is allowed, each with why.
+#[derive(Debug, Default)]
+pub struct Marked {
+    pub orphans: Vec<Orphan>,
+    pub unlisted: BTreeMap<String, String>,
+}
+
 /// The objects the lane finds by the estate's marker that declared
 /// instances did not bind (`bound`) and the sweep has not found yet
 /// (`swept`): those the tagging API lists, and for each type in `scan`
 /// whose objects the tagging API omits, every object of the type's own
-/// listing. What it finds is added to `swept`.
+/// listing. What it finds is added to `swept`. A listing of a type not in
+/// `needed` may fail (no permission to list a service the root does not
+/// use): the type is then named in [`Marked::unlisted`].
 pub async fn marked<P: Provider + Clone>(
     lane: &Lane<P>,
     scan: &BTreeSet<String>,
+    needed: &BTreeSet<String>,
     bound: &Held,
     swept: &mut Held,
-) -> Result<Vec<Orphan>, ProviderError> {
+) -> Result<Marked, ProviderError> {
     let taken = |s: &Held, ty: &str, h: &str| bound.contains(ty, h) || s.contains(ty, h);
     let mut candidates: Vec<(String, Vec<String>, Option<String>)> = Vec::new();
     for listed in lane.tagged().await?.to_vec() {
@@ -61,16 +72,28 @@ pub async fn marked<P: Provider + Clone>(
     }
     // Every listing at once (one request or a few pages each); the loop
     // below takes them from the lane's memo.
-    let listings = scan
+    let idents: Vec<(&String, Identity)> = scan.iter().map(|t| (t, lane.identity(t))).collect();
+    let listings = idents
         .iter()
-        .map(|t| lane.identity(t))
-        .filter(|i| i.is_tagged())
-        .filter_map(|i| i.entry.list.as_ref());
-    futures_util::future::try_join_all(listings.map(|l| lane.listed(l))).await?;
+        .filter(|(_, i)| i.is_tagged())
+        .filter_map(|(t, i)| Some((*t, i.entry.list.as_ref()?)));
+    let listed = futures_util::future::join_all(
+        listings.map(|(t, l)| async move { (t, lane.listed(l).await) }),
+    )
+    .await;
+    let mut unlisted = BTreeMap::new();
+    for (type_name, result) in listed {
+        match result {
+            Ok(_) => {}
+            Err(e) if needed.contains(type_name) => return Err(e),
+            Err(e) => {
+                unlisted.insert(type_name.clone(), why(&e));
+            }
+        }
+    }
     let mut out = Vec::new();
-    for type_name in scan {
-        let ident = lane.identity(type_name);
-        if !ident.is_tagged() {
+    for (type_name, ident) in idents {
+        if !ident.is_tagged() || unlisted.contains_key(type_name) {
             continue;
         }
         let sharing = ident.listed_with();
@@ -130,7 +153,23 @@ pub async fn marked<P: Provider + Clone>(
             break;
         }
     }
-    Ok(out)
+    Ok(Marked {
+        orphans: out,
+        unlisted,
+    })
+}
+
+/// Why a listing failed, in the provider's words (its diagnostics, not
+/// the plugin's path).
+fn why(e: &ProviderError) -> String {
+    match e {
+        ProviderError::Diagnostics { diagnostics, .. } => diagnostics
+            .iter()
+            .map(|d| d.provider_line())
+            .collect::<Vec<_>>()
+            .join("; "),
+        e => e.to_string(),
+    }
 }
 
 /// The parts the swept object `parent` holds that no declared instance

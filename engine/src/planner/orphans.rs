@@ -39,15 +39,19 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
         // the estate's marker are listed in every plan (one request each,
         // naming only the estate's objects), so an object whose block and
         // record are both gone is still found; a listing of every object
-        // of a type only where the estate declares or recorded one.
-        let scan: BTreeSet<String> = self
+        // of a type only where the estate declares or recorded one. A
+        // listing of a type the estate declares or recorded must answer;
+        // the others are only that net, and may fail (a root that uses no
+        // EC2, under credentials that may not list it), with a warning.
+        let needed: BTreeSet<String> = self
             .entries
             .steps
             .values()
             .map(|s| s.type_name.clone())
             .chain(records.iter().map(|r| r.type_name.clone()))
-            .chain(Catalogue::builtin().listed_by_marker().map(str::to_string))
             .collect();
+        let mut scan = needed.clone();
+        scan.extend(Catalogue::builtin().listed_by_marker().map(str::to_string));
         // Every provider configuration a block used, and the default one
         // of the aws provider when the root uses it at all.
         let mut prefs: BTreeSet<ProviderRef> = self.lanes.keys().cloned().collect();
@@ -60,6 +64,7 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
                     alias: None,
                 }),
         );
+        let mut unlisted = BTreeMap::new();
         let mut swept = crate::bind::Held::default();
         let mut found: Vec<(ProviderRef, Orphan)> = Vec::new();
         for pref in prefs {
@@ -77,12 +82,29 @@ impl<P: Provider + Clone> Planner<'_, '_, P> {
             {
                 scan.extend(Catalogue::builtin().listed().map(str::to_string));
             }
-            for o in sweep::marked(&lane, &scan, &self.bound, &mut swept)
+            let marked = sweep::marked(&lane, &scan, &needed, &self.bound, &mut swept)
                 .await
-                .map_err(sweep_failed)?
-            {
-                found.push((pref.clone(), o));
+                .map_err(sweep_failed)?;
+            found.extend(marked.orphans.into_iter().map(|o| (pref.clone(), o)));
+            unlisted.extend(marked.unlisted);
+        }
+        if !unlisted.is_empty() {
+            // One line per reason, naming every type it stopped.
+            let mut by_why: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for (t, why) in unlisted {
+                by_why.entry(why).or_default().push(t);
             }
+            self.diags.push(Diagnostic::warning(
+                "Some types could not be listed",
+                format!(
+                    "The sweep lists these types for objects of the estate whose block and record are both gone; no block or record of the estate is of them, and listing them failed, so this plan would not find such an object:\n{}",
+                    by_why
+                        .iter()
+                        .map(|(why, types)| format!("  {}: {why}", types.join(", ")))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+            ));
         }
         // Those so far were found by their marker.
         let by_marker = found.len();

@@ -73,6 +73,49 @@ fn tag<'a>(tags: &'a serde_json::Value, key: &str) -> Option<&'a str> {
     tags.as_array()?.iter().find(|t| t["Key"] == key)?["Value"].as_str()
 }
 
+/// A root using no EC2, whose configuration cannot reach it (as
+/// credentials that may not list EC2 cannot): the sweep's listings of EC2
+/// types by the estate's marker, its net for an object whose block and
+/// record are both gone, fail. The apply and the next plan still go, and
+/// say which types they could not list.
+#[test]
+fn a_service_the_root_does_not_use_and_cannot_reach_is_named_not_fatal() {
+    let moto = Moto::start();
+    let e = Workdir::new();
+    let dir = e.dir.path();
+    let reachable = format!("    {:<24} = \"{}\"", "ec2", moto.endpoint);
+    let provider = aws_provider(&moto.endpoint);
+    assert!(provider.contains(&reachable), "{provider}");
+    let provider = provider.replace(&reachable, "    ec2 = \"http://ec2.invalid\"");
+    std::fs::write(
+        dir.join("main.tf"),
+        format!(
+            "{provider}\nresource \"aws_ssm_parameter\" \"p\" {{\n  name  = \"/it/no-ec2\"\n  type  = \"String\"\n  value = \"v\"\n}}\n"
+        ),
+    )
+    .unwrap();
+    write_live(dir, ESTATE);
+    e.init();
+    let applied = e.engine(&["apply", "-auto-approve"]);
+    assert!(applied.status.success(), "{}", text(&applied));
+    let plan = e.engine(&["plan", "-detailed-exitcode"]);
+    let shown = flat(&text(&plan));
+    assert_eq!(plan.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("No changes."), "{shown}");
+    assert!(
+        shown.contains("Warning: Some types could not be listed"),
+        "{shown}"
+    );
+    for t in [
+        "aws_eip",
+        "aws_network_acl",
+        "aws_vpc_security_group_ingress_rule",
+    ] {
+        assert!(shown.contains(t), "{t}: {shown}");
+    }
+    assert!(!shown.contains("aws_ssm_parameter:"), "{shown}");
+}
+
 #[test]
 fn apply_replan_scale_and_destroy_with_no_state_file() {
     let moto = Moto::start();
