@@ -25,8 +25,9 @@
 //! object would otherwise show it set again.
 //!
 //! The catalogue's own lists are overrides, and each read checks them: an
-//! argument a list names that the read returns is logged as a warning (a
-//! list naming more than the read loses keeps values it need not).
+//! argument a list names that the read returns as it was applied is logged
+//! as a warning (a list naming more than the read loses keeps values it
+//! need not, and hides their drift).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -118,7 +119,13 @@ impl Readback {
                 let held = applied.get(&name).is_some_and(|v| !is_empty(v));
                 let learned = judge(held, read.value.get(&name));
                 tracing::debug!(type_name, attribute = %name, ?learned, "read back");
-                if learned == Learned::Kept && listed.contains(&name.as_str()) {
+                // A listed argument the read returns as it was applied: a
+                // value of its own (an importer's default) is still lost.
+                let same = || {
+                    let json = |v: Option<&Value>| v.and_then(crate::record::to_json);
+                    json(read.value.get(&name)) == json(applied.get(&name))
+                };
+                if learned == Learned::Kept && listed.contains(&name.as_str()) && same() {
                     tracing::warn!(
                         type_name,
                         attribute = %name,
