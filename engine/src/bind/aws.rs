@@ -430,7 +430,9 @@ impl<P: Provider + Clone> Lane<P> {
     }
 
     /// An aws API listing's elements; none when the engine cannot read
-    /// the API directly, or the listing fails (said as a warning).
+    /// the API directly (credentials it cannot read: said as a warning
+    /// once). A listing that fails is an error, as a data source's is: a
+    /// plan missing an object would propose it again.
     async fn api_listing(
         &self,
         api: &str,
@@ -441,17 +443,15 @@ impl<P: Provider + Clone> Lane<P> {
         };
         let name = api.to_string();
         let answer = tokio::task::spawn_blocking(move || client.list(&name, &args)).await;
-        Ok(match answer {
-            Ok(Ok(elements)) => elements,
-            Ok(Err(e)) => {
-                tracing::warn!("{e}");
-                Vec::new()
-            }
-            Err(e) => {
-                tracing::warn!("listing {api}: {e}");
-                Vec::new()
-            }
-        })
+        let failed = |reason: String| ProviderError::Direct {
+            call: api.to_string(),
+            reason,
+        };
+        match answer {
+            Ok(Ok(elements)) => Ok(elements),
+            Ok(Err(e)) => Err(failed(e.to_string())),
+            Err(e) => Err(failed(e.to_string())),
+        }
     }
 
     /// The client of the aws API this lane's configuration implies, made

@@ -117,6 +117,9 @@ pub enum ApiError {
     },
     #[error("{action}: the answer is not the XML expected: {message}")]
     Answer { action: String, message: String },
+    /// The object listed under is not there: a listing of nothing.
+    #[error("{action}: {message}")]
+    NotFound { action: String, message: String },
 }
 
 /// Access keys.
@@ -249,7 +252,10 @@ impl Client {
             params.extend(args.iter().map(|(k, v)| (k.clone(), v.clone())));
             params.extend(next.take().map(|t| (spec.token.to_string(), t)));
             let body = form(&params);
-            let answer = self.post(&url, spec.service, action, &body)?;
+            let answer = match self.post(&url, spec.service, action, &body) {
+                Err(ApiError::NotFound { .. }) => return Ok(out),
+                answer => answer?,
+            };
             let (members, token) = members(&answer, action, spec)?;
             out.extend(members);
             match token {
@@ -296,7 +302,14 @@ impl Client {
             .read_to_string()
             .map_err(|e| http(e.to_string()))?;
         if status != 200 {
-            return Err(http(format!("HTTP {status}: {}", error_text(&text))));
+            let said = error_text(&text);
+            if is_not_found(&said) {
+                return Err(ApiError::NotFound {
+                    action: action.to_string(),
+                    message: said,
+                });
+            }
+            return Err(http(format!("HTTP {status}: {said}")));
         }
         Ok(text)
     }
@@ -549,6 +562,14 @@ fn lower_first(s: &str) -> String {
 }
 
 /// An error answer's code and message, else its text.
+/// Whether an error's `Code: Message` says the object asked about is not
+/// there (SNS's `NotFound`, IAM's `NoSuchEntity`, EC2's
+/// `Invalid…ID.NotFound`).
+fn is_not_found(said: &str) -> bool {
+    let code = said.split(':').next().unwrap_or_default();
+    code.ends_with("NotFound") || code == "NoSuchEntity"
+}
+
 fn error_text(xml: &str) -> String {
     let Ok(doc) = roxmltree::Document::parse(xml) else {
         return xml.chars().take(300).collect();
@@ -640,6 +661,11 @@ mod tests {
         assert!(members("<x/>", "ListSubscriptionsByTopic", sns).is_err());
         let e = "<ErrorResponse><Error><Code>NotFound</Code><Message>Topic does not exist</Message></Error></ErrorResponse>";
         assert_eq!(error_text(e), "NotFound: Topic does not exist");
+        assert!(is_not_found(&error_text(e)));
+        assert!(is_not_found("NoSuchEntity: The role cannot be found."));
+        assert!(is_not_found("InvalidVpcId.NotFound: no such VPC"));
+        assert!(!is_not_found("AccessDenied: not allowed to NotFound"));
+        assert!(!is_not_found("Throttling: Rate exceeded"));
     }
 
     #[test]

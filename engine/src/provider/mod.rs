@@ -198,10 +198,15 @@ pub trait Provider {
     ) -> impl Future<Output = Result<Value, ProviderError>> + Send;
 }
 
-/// Why a provider call failed. Every variant names the binary.
+/// Why a provider call failed. Every variant names the binary, but for a
+/// direct read of the aws API made with a provider's configuration.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProviderError {
+    #[error(
+        "reading the aws API directly ({call}) with the provider's configuration failed: {reason}"
+    )]
+    Direct { call: String, reason: String },
     #[error(transparent)]
     Launch(#[from] LaunchError),
     #[error("provider {}: speaks plugin protocol {protocol}, and the engine drives only protocols 5 and 6", binary.display())]
