@@ -25,7 +25,8 @@
 //! object would otherwise show it set again.
 //!
 //! The catalogue's own lists are overrides, and each read checks them: an
-//! argument a list names that the read returns as it was applied is logged
+//! argument a list names that the read returns as it was applied (a
+//! string or a number: a flag may match by an importer's default) is logged
 //! as a warning (a list naming more than the read loses keeps values it
 //! need not, and hides their drift).
 
@@ -120,10 +121,14 @@ impl Readback {
                 let learned = judge(held, read.value.get(&name));
                 tracing::debug!(type_name, attribute = %name, ?learned, "read back");
                 // A listed argument the read returns as it was applied: a
-                // value of its own (an importer's default) is still lost.
+                // value of its own (an importer's default) is still lost,
+                // and a flag that matches proves nothing (importers set
+                // `skip_final_snapshot = true` whatever was applied).
                 let same = || {
                     let json = |v: Option<&Value>| v.and_then(crate::record::to_json);
-                    json(read.value.get(&name)) == json(applied.get(&name))
+                    let read = json(read.value.get(&name));
+                    !matches!(read, Some(serde_json::Value::Bool(_)))
+                        && read == json(applied.get(&name))
                 };
                 if learned == Learned::Kept && listed.contains(&name.as_str()) && same() {
                     tracing::warn!(
