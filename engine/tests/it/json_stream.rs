@@ -118,8 +118,13 @@ fn part(l: &Json, applied: bool) -> u8 {
     match l["type"].as_str().unwrap() {
         "version" => 0,
         "refresh_start" | "refresh_complete" => 1,
-        // A data source's read while planning.
-        "apply_start" | "apply_complete" if l["hook"]["action"] == "read" && !applied => 1,
+        // A data source's read while planning, with the tick a read
+        // slower than ten seconds prints.
+        "apply_start" | "apply_progress" | "apply_complete"
+            if l["hook"]["action"] == "read" && !applied =>
+        {
+            1
+        }
         "planned_change" => 2,
         "change_summary" if l["changes"]["operation"] == "plan" => 3,
         "outputs" if !applied => 4,
