@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Breakdown;
-use crate::stage::StageId;
+use crate::conditions::Conditions;
+use crate::stage::{StageId, Toggle};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -36,13 +37,36 @@ pub struct StageRecord {
     pub headline: bool,
     pub verdict: Verdict,
     pub duration_ms: Option<u64>,
+    /// What the stage did, in a sentence; for a stage that did not finish,
+    /// why.
     pub detail: String,
     /// The BREAK names of the assertions that failed.
     pub failed: Vec<String>,
+    /// Each assertion the stage made, in its order: the verdict is theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
     /// Where the stage's time went and what moto served, for a stage that
     /// ran; records written before stages were measured have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Measured>,
+}
+
+/// One assertion of a stage: its toggle (whose [`Toggle::bar`] is the
+/// condition), whether it held, and what the witness saw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    pub toggle: Toggle,
+    pub holds: bool,
+    pub seen: String,
+}
+
+/// A stage's verdict that its assertions do not give.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{stage}: the record says {said} but its assertions give {given}")]
+pub struct Disagrees {
+    pub stage: String,
+    pub said: &'static str,
+    pub given: &'static str,
 }
 
 /// What one stage spent: the wall time the engine and stock terraform ran
@@ -70,8 +94,44 @@ impl StageRecord {
             duration_ms: None,
             detail: why.to_owned(),
             failed: Vec::new(),
+            checks: Vec::new(),
             measured: None,
         }
+    }
+
+    /// The verdict the stage's assertions give: pass when each holds, fail
+    /// when one does not. A stage that made none (not run, or stopped by an
+    /// error) keeps the verdict it was given.
+    pub fn given(&self) -> Verdict {
+        if self.checks.is_empty() {
+            self.verdict
+        } else if self.checks.iter().all(|c| c.holds) {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+
+    /// Refuse a record whose verdict, failed list and assertions disagree: a
+    /// page never prints a pass over a condition that failed. A pass with
+    /// no assertion behind it is refused too.
+    pub fn agrees(&self) -> Result<(), Disagrees> {
+        let failed: Vec<&str> = self
+            .checks
+            .iter()
+            .filter(|c| !c.holds)
+            .map(|c| c.toggle.name())
+            .collect();
+        let given = self.given();
+        let bare_pass = self.verdict == Verdict::Pass && self.checks.is_empty();
+        if given != self.verdict || self.failed.iter().map(String::as_str).ne(failed) || bare_pass {
+            return Err(Disagrees {
+                stage: self.title.clone(),
+                said: self.verdict.word(),
+                given: if bare_pass { "nothing" } else { given.word() },
+            });
+        }
+        Ok(())
     }
 }
 
@@ -118,6 +178,9 @@ pub struct RunRecord {
     pub started_at: String,
     pub exit_code: i32,
     pub versions: Versions,
+    /// The build, the machine and what ran beside the run.
+    #[serde(default)]
+    pub conditions: Conditions,
     pub timing: Breakdown,
     /// The BREAK toggles that were on.
     pub breaks: Vec<String>,

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::conditions::Conditions;
 use crate::evidence::{Measured, RunRecord, Verdict, Versions};
 use crate::report::human;
 use crate::stage::StageId;
@@ -34,6 +35,8 @@ pub struct Line {
     #[serde(default)]
     pub breaks: Vec<String>,
     pub versions: Versions,
+    #[serde(default)]
+    pub conditions: Conditions,
     pub total_ms: u64,
     pub stages: Vec<StageLine>,
 }
@@ -58,6 +61,7 @@ impl Line {
             exit_code: r.exit_code,
             breaks: r.breaks.clone(),
             versions: r.versions.clone(),
+            conditions: r.conditions.clone(),
             total_ms: r.timing.total.as_millis() as u64,
             stages: r
                 .stages
@@ -255,22 +259,68 @@ pub fn changes(was: &Line, now: &Line) -> Vec<Change> {
     out
 }
 
-/// The run before `r` in its estate's history and what changed since.
+/// The last run before `r` of like conditions, and what changed since.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Since {
-    pub previous: Line,
-    pub changes: Vec<Change>,
+pub enum Since {
+    Like {
+        previous: Box<Line>,
+        changes: Vec<Change>,
+        /// Runs between the two under other conditions, not compared.
+        passed_over: usize,
+    },
+    /// Earlier runs there are, none of like conditions.
+    NoneAlike { earlier: usize },
 }
 
-/// What changed since the run before `r`; none when `r` is not in the
-/// history or is its first line.
+/// What changed since the last run before `r` of like conditions
+/// ([`Conditions::like`]); none when `r` is not in the history or is its
+/// first line.
 pub fn since(lines: &[Line], r: &RunRecord) -> Option<Since> {
     let at = lines.iter().rposition(|l| l.is(r))?;
-    let previous = lines[..at].last()?;
-    Some(Since {
-        previous: previous.clone(),
-        changes: changes(previous, &lines[at]),
+    let now = &lines[at];
+    let earlier = &lines[..at];
+    if earlier.is_empty() {
+        return None;
+    }
+    let Some(back) = earlier
+        .iter()
+        .rev()
+        .position(|l| l.conditions.like(&now.conditions))
+    else {
+        return Some(Since::NoneAlike {
+            earlier: earlier.len(),
+        });
+    };
+    let previous = &earlier[earlier.len() - 1 - back];
+    Some(Since::Like {
+        previous: Box::new(previous.clone()),
+        changes: changes(previous, now),
+        passed_over: back,
     })
+}
+
+/// The sentence that opens a comparison: which run, under which
+/// conditions, and how many were passed over.
+pub fn since_lead(conditions: &Conditions, previous: &Line, passed_over: usize) -> String {
+    let over = match passed_over {
+        0 => String::new(),
+        1 => " (1 later run under other conditions is not compared)".into(),
+        n => format!(" ({n} later runs under other conditions are not compared)"),
+    };
+    format!(
+        "Against the last run of like conditions ({}), at commit {} on {}{over}:",
+        conditions.kind(),
+        previous.commit,
+        previous.started_at
+    )
+}
+
+/// The sentence for a history with no run of like conditions.
+pub fn none_alike(conditions: &Conditions, earlier: usize) -> String {
+    format!(
+        "No earlier run of like conditions ({}) to compare with: the {earlier} earlier run(s) in this estate's history ran under other conditions, and times are compared only between like runs.",
+        conditions.kind()
+    )
 }
 
 #[cfg(test)]
@@ -284,6 +334,7 @@ mod tests {
             exit_code: 0,
             breaks: vec![],
             versions: Versions::default(),
+            conditions: Conditions::default(),
             total_ms: 1,
             stages: stages
                 .iter()
@@ -349,9 +400,16 @@ mod tests {
         let lines = read(d.path(), "e").unwrap();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1], Line::of(&r));
-        let s = since(&lines, &r).unwrap();
-        assert_eq!(s.previous, lines[0]);
-        assert_eq!(s.changes.len(), 1, "{:?}", s.changes);
+        let Some(Since::Like {
+            previous,
+            changes,
+            passed_over: 0,
+        }) = since(&lines, &r)
+        else {
+            panic!("{:?}", since(&lines, &r));
+        };
+        assert_eq!(*previous, lines[0]);
+        assert_eq!(changes.len(), 1, "{changes:?}");
         // The first run has nothing before it; a run not in the history
         // has no place in it.
         r.started_at = "2026-12-02T00:00:00Z".into();
@@ -361,6 +419,49 @@ mod tests {
         // Each line starts with its date, so sorted lines are runs in order.
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.lines().all(|l| l.starts_with("{\"started_at\":")));
+    }
+
+    #[test]
+    fn times_are_compared_only_with_a_run_of_like_conditions() {
+        let d = tempfile::tempdir().unwrap();
+        let mut r = crate::report::tests::record();
+        r.conditions.profile = "release".into();
+        append(d.path(), &r).unwrap();
+        // Two runs under other conditions: a debug build, then three at once.
+        r.started_at = "2026-12-03T00:00:00Z".into();
+        r.conditions.profile = "debug".into();
+        append(d.path(), &r).unwrap();
+        r.started_at = "2026-12-04T00:00:00Z".into();
+        r.conditions.profile = "release".into();
+        r.conditions.alongside = 2;
+        append(d.path(), &r).unwrap();
+        r.started_at = "2026-12-05T00:00:00Z".into();
+        r.conditions.alongside = 0;
+        r.stages[0].duration_ms = Some(1);
+        append(d.path(), &r).unwrap();
+        let lines = read(d.path(), "e").unwrap();
+        match since(&lines, &r) {
+            Some(Since::Like {
+                previous,
+                passed_over,
+                changes,
+            }) => {
+                assert_eq!(*previous, lines[0]);
+                assert_eq!(passed_over, 2);
+                assert_eq!(changes.len(), 1, "{changes:?}");
+                let lead = since_lead(&r.conditions, &previous, passed_over);
+                assert!(
+                    lead.starts_with("Against the last run of like conditions (release build, 2 cores, run alone), at commit ")
+                        && lead.ends_with("(2 later runs under other conditions are not compared):"),
+                    "{lead}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // The debug run has earlier runs, none of its kind.
+        r.started_at = "2026-12-03T00:00:00Z".into();
+        r.conditions.profile = "debug".into();
+        assert_eq!(since(&lines, &r), Some(Since::NoneAlike { earlier: 1 }));
     }
 
     #[test]

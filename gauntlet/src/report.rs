@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::chart::ChartError;
-use crate::evidence::{RunRecord, Verdict};
+use crate::conditions::Conditions;
+use crate::evidence::{Check, Disagrees, RunRecord, StageRecord, Verdict};
+use crate::freshness::{self, Freshness};
 use crate::history::{self, HistoryError, Since};
 use crate::site;
 use crate::stage::Toggle;
@@ -37,21 +39,39 @@ pub const NEEDS: &str = "Needs stock terraform on PATH (or TERRAFORM), the aws p
 /// What the BREAK toggles are, in Markdown.
 pub const BREAKS: &str = "`BREAK_<NAME>=1` or `--break <name>` corrupts one assertion on purpose, to show it is load-bearing: under its toggle the stage must fail (`cargo run -p gauntlet -- breaks` lists them).";
 
-/// The BREAK toggles as a Markdown table.
+/// Where the toggle catalogue lives, relative to `reports/`, without its
+/// extension.
+pub const TOGGLES_PAGE: &str = "toggles";
+
+/// The BREAK toggles as a Markdown table: each one's stage, the condition
+/// its assertion holds the stage to, and how the toggle breaks it.
 pub fn toggles_markdown() -> String {
-    let mut md =
-        String::from("| Toggle | Environment | Stage | What it corrupts |\n|---|---|---|---|\n");
+    let mut md = String::from(
+        "| Toggle | Stage | Passes when | What the toggle corrupts |\n|---|---|---|---|\n",
+    );
     for t in Toggle::ALL {
         let _ = writeln!(
             md,
-            "| `{}` | `{}=1` | {} | {} |",
+            "| <a id=\"{0}\"></a>`{0}` (`{1}=1`) | {2} | {3} | {4} |",
             t.name(),
             t.env(),
             t.stage().title(),
+            cell(t.bar()),
             cell(t.what())
         );
     }
     md
+}
+
+/// What the catalogue page says before its table.
+pub const TOGGLES_INTRO: &str = "Every assertion a stage makes is one row: the condition the stage passes only when it holds, and the toggle that corrupts what it checks. The suite runs each toggle and requires its stage to fail.";
+
+/// The toggle catalogue's own page, in Markdown.
+pub fn toggles_page() -> String {
+    format!(
+        "# The BREAK toggles\n\n{TOGGLES_INTRO}\n\n{BREAKS}\n\n{}",
+        toggles_markdown()
+    )
 }
 
 /// How long a tool ran during a stage: `1m34s`, or `–` when it did not.
@@ -63,9 +83,60 @@ pub fn ran_for(ms: u64) -> String {
     }
 }
 
-/// The Markdown evidence page; `since` is what changed since the
-/// estate's previous run, when its history has one.
-pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
+/// One assertion as a list item: whether it held, the condition, its
+/// toggle (linked to the catalogue) and what was seen.
+fn check_markdown(c: &Check) -> String {
+    let word = if c.holds { "holds" } else { "**FAILED**" };
+    format!(
+        "- {word}: passes when {} ([`{1}`]({TOGGLES_PAGE}.md#{1})). Seen: {2}",
+        c.toggle.bar(),
+        c.toggle.name(),
+        c.seen.replace('\n', " ")
+    )
+}
+
+/// The provenance line: commit, start, exit code, conditions, versions.
+pub fn provenance(r: &RunRecord) -> String {
+    let v = &r.versions;
+    let pin = if v.terraform.is_empty() {
+        "not found".to_owned()
+    } else if v.terraform == v.terraform_pin {
+        format!("{} (matches the pin)", v.terraform)
+    } else {
+        format!("{}. Stale: the pin is {}", v.terraform, v.terraform_pin)
+    };
+    format!(
+        "Run at commit {} on {}, exit code {}; {}. Substrate moto {} (two servers on loopback, one per twin), witness aws-cli {}. Oracle: stock terraform {pin}, hashicorp/aws provider {}. Engine: choudoufu {}.",
+        r.commit,
+        r.started_at,
+        r.exit_code,
+        r.conditions.describe(),
+        or_unknown(&v.emulator),
+        or_unknown(&v.witness),
+        or_unknown(&v.aws_provider),
+        v.engine
+    )
+}
+
+/// A stage's detail after its verdict word: a stage not run says why
+/// without saying "not run" twice.
+pub fn why(s: &StageRecord) -> &str {
+    s.detail.strip_prefix("not run: ").unwrap_or(&s.detail)
+}
+
+/// The stage's title with its headline mark.
+pub fn titled(s: &StageRecord) -> String {
+    if s.headline {
+        s.title.clone()
+    } else {
+        format!("{} (not a headline stage)", s.title)
+    }
+}
+
+/// The Markdown evidence page; `since` is what changed since the last run
+/// of like conditions, `fresh` whether the run still speaks for the code.
+/// Each stage's verdict is the one its assertions give.
+pub fn markdown(r: &RunRecord, since: Option<&Since>, fresh: &Freshness) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Evidence · {}\n", r.estate);
     let _ = writeln!(md, "{}\n", r.description);
@@ -73,6 +144,10 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
         let _ = writeln!(md, "{}\n", source_line(source));
     }
     let _ = writeln!(md, "Set: {}. Lane: {}.\n", r.set, r.lane);
+    let banner = fresh.banner(r);
+    if !banner.is_empty() {
+        let _ = writeln!(md, "> {banner}\n");
+    }
     let _ = writeln!(md, "**{}**\n", r.verdict_line());
     if !r.breaks.is_empty() {
         let _ = writeln!(
@@ -84,30 +159,44 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
     if let Some(e) = &r.error {
         let _ = writeln!(md, "```\n{}\n```\n", e.trim());
     }
-    md.push_str("| Stage | Verdict | Duration | Detail |\n|---|---|---|---|\n");
+    let _ = writeln!(md, "{}\n", provenance(r));
+    md.push_str("| Stage | Verdict | Duration | What it did |\n|---|---|---|---|\n");
     for s in &r.stages {
-        let title = if s.headline {
-            s.title.clone()
-        } else {
-            format!("{} (not a headline stage)", s.title)
-        };
         let duration = s
             .duration_ms
             .map(|ms| human(Duration::from_millis(ms)))
             .unwrap_or_default();
-        // The anchor index.md links to; the Stage cell stays plain text.
         let _ = writeln!(
             md,
-            "| {} | {} | {} | <a id=\"{}\"></a>{} |",
-            cell(&title),
-            s.verdict.word(),
-            duration,
+            "| [{}](#{}) | {} | {} | {} |",
+            cell(&titled(s)),
             s.stage.slug(),
+            s.given().word(),
+            duration,
             cell(&s.detail)
         );
     }
+    let _ = writeln!(md, "\n{PASSES}: [the toggles]({TOGGLES_PAGE}.md).\n");
+    md.push_str("## Each stage\n");
+    for s in &r.stages {
+        let _ = writeln!(md, "\n### {}\n", titled(s));
+        let duration = s
+            .duration_ms
+            .map(|ms| format!(" in {}", human(Duration::from_millis(ms))))
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "<a id=\"{}\"></a>**{}**{duration}. {}\n",
+            s.stage.slug(),
+            s.given().word(),
+            why(s).replace('\n', " ")
+        );
+        for c in &s.checks {
+            let _ = writeln!(md, "{}", check_markdown(c));
+        }
+    }
     md.push_str("\n## Since the last run\n\n");
-    md.push_str(&since_markdown(since));
+    md.push_str(&since_markdown(&r.conditions, since));
     if r.stages.iter().any(|s| s.measured.is_some()) {
         md.push_str("\n## Where each stage's time went\n\n");
         let _ = writeln!(
@@ -132,15 +221,9 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
         md.push_str("\nchoudoufu and stock terraform: the wall time each ran during the stage, with the provider it runs (overlapping runs counted once; – where it did not run). Requests: what moto served on each twin during the stage, the witness's reads included.\n");
     }
     let t = &r.timing;
-    let v = &r.versions;
     let _ = writeln!(
         md,
-        "\nLast run at commit {} on {}, exit code {}, against substrate moto {} (two servers on loopback, one per twin), witness aws-cli {}. Total run time {}: terraform and its provider {}, choudoufu and its provider {}, emulator start {}, witness {}, provisioning {}, the harness itself {} ({:.1}%).\n",
-        r.commit,
-        r.started_at,
-        r.exit_code,
-        or_unknown(&v.emulator),
-        or_unknown(&v.witness),
+        "\nTotal run time {}: terraform and its provider {}, choudoufu and its provider {}, emulator start {}, witness {}, provisioning {}, the harness itself {} ({:.1}%).\n",
         human(t.total),
         human(t.terraform),
         human(t.engine),
@@ -150,19 +233,6 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
         human(t.harness),
         t.harness_share() * 100.0
     );
-    let pin = if v.terraform.is_empty() {
-        "not found".to_owned()
-    } else if v.terraform == v.terraform_pin {
-        format!("{} (matches the pin)", v.terraform)
-    } else {
-        format!("{}. Stale: the pin is {}", v.terraform, v.terraform_pin)
-    };
-    let _ = writeln!(
-        md,
-        "Oracle: stock terraform {pin}, hashicorp/aws provider {}.\n",
-        or_unknown(&v.aws_provider)
-    );
-    let _ = writeln!(md, "Engine: choudoufu {}.\n", v.engine);
     if !r.plans.is_empty() {
         md.push_str("## Plans\n\n");
         for p in &r.plans {
@@ -178,10 +248,15 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>) -> String {
         }
     }
     let _ = writeln!(md, "## Reproduce it\n\n```\n{}\n```\n", r.reproduce);
-    let _ = writeln!(md, "{NEEDS}\n\n{BREAKS}\n");
-    md.push_str(&toggles_markdown());
+    let _ = writeln!(
+        md,
+        "{NEEDS}\n\n{BREAKS} Every toggle, its stage and its condition: [the toggles]({TOGGLES_PAGE}.md)."
+    );
     md
 }
+
+/// How a page reads its stage list, before the link to the toggles.
+pub const PASSES: &str = "A stage passes when every condition listed under it holds, and fails when one does not; each condition is one assertion, with the toggle that proves it can fail";
 
 /// Where a corpus estate's root comes from, in words.
 pub fn source_line(s: &crate::corpus::Source) -> String {
@@ -191,22 +266,27 @@ pub fn source_line(s: &crate::corpus::Source) -> String {
     )
 }
 
-/// What changed since the previous run, as Markdown.
-fn since_markdown(since: Option<&Since>) -> String {
-    let Some(s) = since else {
-        return "No earlier run in this estate's history to compare with.\n".into();
+/// What changed since the last run of like conditions, as Markdown.
+fn since_markdown(conditions: &Conditions, since: Option<&Since>) -> String {
+    let (previous, changes, passed_over) = match since {
+        None => return "No earlier run in this estate's history to compare with.\n".into(),
+        Some(Since::NoneAlike { earlier }) => {
+            return format!("{}\n", history::none_alike(conditions, *earlier))
+        }
+        Some(Since::Like {
+            previous,
+            changes,
+            passed_over,
+        }) => (previous, changes, *passed_over),
     };
-    let mut md = format!(
-        "Against the run before, at commit {} on {}:",
-        s.previous.commit, s.previous.started_at
-    );
-    if s.changes.is_empty() {
+    let mut md = history::since_lead(conditions, previous, passed_over);
+    if changes.is_empty() {
         md.push_str(
             " no stage turned red or green, and no stage's duration moved by more than a quarter.\n",
         );
     } else {
         md.push_str("\n\n");
-        for c in &s.changes {
+        for c in changes {
             let _ = writeln!(md, "- {c}.");
         }
     }
@@ -232,6 +312,8 @@ pub enum PageError {
     History(#[from] HistoryError),
     #[error(transparent)]
     Chart(#[from] ChartError),
+    #[error("{estate}: {source}; no page is written over it")]
+    Disagrees { estate: String, source: Disagrees },
 }
 
 fn put(path: &Path, text: &str) -> Result<(), PageError> {
@@ -265,14 +347,21 @@ pub fn write(dir: &Path, r: &RunRecord) -> Result<(PathBuf, PathBuf), PageError>
 /// `<dir>/<estate>.md`, `<dir>/<estate>.html` and, when its stages were
 /// measured, the chart of their time. Returns the Markdown page's path.
 pub fn pages(dir: &Path, r: &RunRecord, lines: &[history::Line]) -> Result<PathBuf, PageError> {
+    for s in &r.stages {
+        s.agrees().map_err(|source| PageError::Disagrees {
+            estate: r.estate.clone(),
+            source,
+        })?;
+    }
     let since = history::since(lines, r);
+    let fresh = freshness::of(dir, r);
     let md = dir.join(format!("{}.md", r.estate));
-    put(&md, &markdown(r, since.as_ref()))?;
+    put(&md, &markdown(r, since.as_ref(), &fresh))?;
     let chart = site::stage_chart(r)?;
     if let Some(svg) = &chart {
         put(&dir.join(site::stage_chart_path(&r.estate)), svg)?;
     }
-    let html = site::estate_html(r, lines, since.as_ref(), chart.as_deref());
+    let html = site::estate_html(r, lines, since.as_ref(), &fresh, chart.as_deref());
     put(&dir.join(format!("{}.html", r.estate)), &html)?;
     Ok(md)
 }
@@ -345,6 +434,18 @@ pub(crate) mod tests {
         stages[0].verdict = Verdict::Pass;
         stages[0].duration_ms = Some(94_000);
         stages[0].detail = "17 objects | on both twins".into();
+        stages[0].checks = vec![
+            Check {
+                toggle: Toggle::ColdState,
+                holds: true,
+                seen: "17 instances in each state".into(),
+            },
+            Check {
+                toggle: Toggle::ColdMarkers,
+                holds: true,
+                seen: "no marker".into(),
+            },
+        ];
         RunRecord {
             estate: "e".into(),
             description: "An estate.".into(),
@@ -354,6 +455,12 @@ pub(crate) mod tests {
             commit: "abc".into(),
             started_at: "2026-12-02T00:00:00Z".into(),
             exit_code: 0,
+            conditions: crate::conditions::Conditions {
+                profile: "debug".into(),
+                cores: 2,
+                load: 0.5,
+                alongside: 0,
+            },
             versions: Versions {
                 emulator: "5.2.5".into(),
                 witness: "1.46.3".into(),
@@ -378,12 +485,20 @@ pub(crate) mod tests {
 
     #[test]
     fn the_page_has_the_seed_form() {
-        let md = markdown(&record(), None);
-        assert!(md.contains("| Stage | Verdict | Duration | Detail |"));
-        assert!(md.contains(
-            "| Cold deploy | pass | 1m34s | <a id=\"cold-deploy\"></a>17 objects \\| on both twins |"
-        ));
-        assert!(md.contains("| Strict profile (not a headline stage) | not run |"));
+        let md = markdown(&record(), None, &Freshness::Current);
+        assert!(md.contains("| Stage | Verdict | Duration | What it did |"));
+        assert!(
+            md.contains(
+                "| [Cold deploy](#cold-deploy) | pass | 1m34s | 17 objects \\| on both twins |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| [Strict profile (not a headline stage)](#strict-profile) | not run |")
+        );
+        // Each stage lists its conditions, linked to the toggle catalogue.
+        assert!(md.contains("<a id=\"cold-deploy\"></a>**pass** in 1m34s. 17 objects | on both twins\n\n- holds: passes when each twin's terraform.tfstate holds exactly the instances stock's plan created ([`cold-state`](toggles.md#cold-state)). Seen: 17 instances in each state\n"), "{md}");
+        assert!(md.contains("debug build, 2 cores, run alone, load average 0.50 at the start"));
         assert!(md.contains("Clear so far. Every stage that ran passes; 12 of 13"));
         assert!(md.contains("terraform 1.11.4 (matches the pin)"));
         assert!(md.contains("the harness itself 1.0s (1.0%)"));
@@ -392,7 +507,47 @@ pub(crate) mod tests {
         assert!(!md.contains("Where each stage's time went"));
         let reproduce = md.split("## Reproduce it").nth(1).unwrap();
         assert!(reproduce.contains("cargo run -p gauntlet -- run e"));
-        assert!(reproduce.contains("| `cold-markers` | `BREAK_COLD_MARKERS=1` | Cold deploy |"));
+        assert!(reproduce.contains("[the toggles](toggles.md)"));
+        // The catalogue is a page of its own, not a table on every page.
+        assert!(!md.contains("BREAK_COLD_MARKERS=1"));
+        assert!(toggles_page().contains("| <a id=\"cold-markers\"></a>`cold-markers` (`BREAK_COLD_MARKERS=1`) | Cold deploy | no object on either twin carries an estate marker |"));
+    }
+
+    #[test]
+    fn a_page_never_says_pass_over_a_condition_that_failed() {
+        let d = tempfile::tempdir().unwrap();
+        let mut r = record();
+        // An assertion fails: the page says fail and names the condition.
+        r.stages[0].checks[1].holds = false;
+        r.stages[0].checks[1].seen = "1 object carries tofu-estate".into();
+        r.stages[0].verdict = Verdict::Fail;
+        r.stages[0].failed = vec!["cold-markers".into()];
+        let (_, md) = write(d.path(), &r).unwrap();
+        let md = fs::read_to_string(md).unwrap();
+        assert!(
+            md.contains("| [Cold deploy](#cold-deploy) | fail |"),
+            "{md}"
+        );
+        assert!(md.contains("- **FAILED**: passes when no object on either twin carries an estate marker ([`cold-markers`](toggles.md#cold-markers)). Seen: 1 object carries tofu-estate"), "{md}");
+        let html = fs::read_to_string(d.path().join("e.html")).unwrap();
+        assert!(html.contains("<li class=\"fail\"><strong>FAILED</strong>: passes when no object on either twin carries an estate marker"), "{html}");
+        // A record that says pass over it is refused, and no page written.
+        r.stages[0].verdict = Verdict::Pass;
+        let e = pages(d.path(), &r, &[]).unwrap_err().to_string();
+        assert_eq!(e, "e: Cold deploy: the record says pass but its assertions give fail; no page is written over it");
+        // So is a fail list that is not the failed assertions, and a pass
+        // with no assertion behind it.
+        r.stages[0].verdict = Verdict::Fail;
+        r.stages[0].failed = vec!["cold-state".into()];
+        assert!(pages(d.path(), &r, &[]).is_err());
+        r.stages[0].verdict = Verdict::Pass;
+        r.stages[0].failed.clear();
+        r.stages[0].checks.clear();
+        let e = pages(d.path(), &r, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("the record says pass but its assertions give nothing"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -413,7 +568,7 @@ pub(crate) mod tests {
         );
         let back: RunRecord = serde_json::from_str(&fs::read_to_string(json).unwrap()).unwrap();
         assert_eq!(back.source, r.source);
-        let html = crate::site::estate_html(&r, &[], None, None);
+        let html = crate::site::estate_html(&r, &[], None, &Freshness::Current, None);
         assert!(
             html.contains("commit 7c1f791efd61f326ed6102d564d1a65d1eceedf0"),
             "{html}"
@@ -442,7 +597,7 @@ pub(crate) mod tests {
         let (_, md) = write(d.path(), &r).unwrap();
         let md = fs::read_to_string(md).unwrap();
         assert!(
-            md.contains("Against the run before, at commit abc on 2026-12-02T00:00:00Z:"),
+            md.contains("Against the last run of like conditions (debug build, 2 cores, run alone), at commit abc on 2026-12-02T00:00:00Z:"),
             "{md}"
         );
         assert!(md.contains("- Cold deploy took 30s, 68% shorter than the 1m34s before."));
@@ -456,8 +611,14 @@ pub(crate) mod tests {
     fn a_failing_stage_turns_the_page_red_and_the_record_round_trips() {
         let mut r = record();
         r.stages[10].verdict = Verdict::Fail;
+        r.stages[10].failed = vec!["teardown-removed".into()];
+        r.stages[10].checks = vec![Check {
+            toggle: Toggle::TeardownRemoved,
+            holds: false,
+            seen: "one parameter is back".into(),
+        }];
         assert_eq!(r.code(), 1);
-        assert!(markdown(&r, None).contains("**Red. Failing: Teardown.**"));
+        assert!(markdown(&r, None, &Freshness::Current).contains("**Red. Failing: Teardown.**"));
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &r).unwrap();
         let back = last(d.path(), "e").unwrap();

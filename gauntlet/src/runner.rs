@@ -12,12 +12,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::choudoufu::{Choudoufu, EngineError, EngineRoot};
 use crate::clock::{Category, Clock};
+use crate::conditions::{self, Conditions};
 use crate::estate::{Estate, EstateError, RootArgs};
-use crate::evidence::{Measured, PlanRecord, RunRecord, StageRecord, Verdict, Versions};
+use crate::evidence::{Check, Measured, PlanRecord, RunRecord, StageRecord, Verdict, Versions};
 use crate::machine::{self, Machine, MachineError, Pins};
 use crate::oracle::{Oracle, OracleError};
 use crate::process::{self, ProcessError};
-use crate::stage::{Assertion, Breaks, StageId, Toggle};
+use crate::stage::{Breaks, StageId, Toggle};
 use crate::stages::{
     self, crash, day_two, lock, lost_store, neighbour, no_local_state, rename, replace, review,
     second_machine, strict, Lane, StageOutput, StagePlan, StepError, TwinView,
@@ -154,6 +155,7 @@ pub fn run(opts: &Options) -> RunRecord {
             engine: engine::VERSION.to_owned(),
             ..Versions::default()
         },
+        conditions: Conditions::now(),
         timing: Default::default(),
         breaks: opts.breaks.names(),
         error: None,
@@ -272,7 +274,7 @@ fn stage_row(
         .filter(|t| t.stage() == stage && breaks.on(**t))
         .map(|t| format!("{}=1 {}", t.env(), t.what()))
         .collect();
-    let (verdict, mut detail, failed) = match result {
+    let (verdict, mut detail, checks) = match result {
         Err(e) if e.interrupted() => return Err(RunError::Interrupted),
         Err(StepError::NotDerived(why)) => {
             return Ok(StageRecord::not_run(stage, &format!("not run: {why}")))
@@ -286,36 +288,35 @@ fn stage_row(
             record
                 .plans
                 .extend(plans.iter().map(|p| plan_record(stage, p)));
-            let failed: Vec<&Assertion> = assertions.iter().filter(|a| !a.holds).collect();
-            if failed.is_empty() {
-                let seen: Vec<&str> = assertions.iter().map(|a| a.seen.as_str()).collect();
+            let checks: Vec<Check> = assertions
+                .into_iter()
+                .map(|a| Check {
+                    toggle: a.toggle,
+                    holds: a.holds,
+                    seen: a.seen,
+                })
+                .collect();
+            if checks.is_empty() {
                 (
-                    Verdict::Pass,
-                    format!("{summary}: {}", seen.join("; ")),
-                    Vec::new(),
+                    Verdict::Error,
+                    format!("{summary}: the stage made no assertion"),
+                    checks,
                 )
+            } else if checks.iter().all(|c| c.holds) {
+                (Verdict::Pass, summary, checks)
             } else {
-                let mut parts: Vec<String> = failed
-                    .iter()
-                    .map(|a| format!("assertion {} failed: {}", a.toggle.name(), a.seen))
-                    .collect();
-                parts.extend(
-                    assertions
-                        .iter()
-                        .filter(|a| a.holds)
-                        .map(|a| a.seen.clone()),
-                );
-                (
-                    Verdict::Fail,
-                    parts.join("; "),
-                    failed.iter().map(|a| a.toggle.name().to_owned()).collect(),
-                )
+                (Verdict::Fail, summary, checks)
             }
         }
     };
     if !toggles.is_empty() {
         detail.push_str(&format!(". {}", toggles.join("; ")));
     }
+    let failed = checks
+        .iter()
+        .filter(|c| !c.holds)
+        .map(|c| c.toggle.name().to_owned())
+        .collect();
     Ok(StageRecord {
         stage,
         title: stage.title().to_owned(),
@@ -324,6 +325,7 @@ fn stage_row(
         duration_ms,
         detail,
         failed,
+        checks,
         measured,
     })
 }
@@ -357,6 +359,7 @@ fn execute(clock: &Clock, opts: &Options, record: &mut RunRecord) -> Result<(), 
     record.versions.terraform = terraform.version.clone();
     let choudoufu = Choudoufu::find(clock).map_err(interrupted_or)?;
     record.versions.engine = choudoufu.version.clone();
+    record.conditions.profile = conditions::profile_of(&choudoufu.path);
     record.versions.emulator = venv.moto_version.clone();
     record.versions.witness = venv.awscli_version.clone();
     let (estate_port, oracle_port) = substrate::choose_ports(opts.ports)?;
@@ -663,6 +666,22 @@ impl Chain<'_, '_> {
 fn verdict_line(row: &StageRecord) -> String {
     match row.verdict {
         Verdict::Error => format!("{}: {}: {}", row.title, row.verdict.word(), row.detail),
+        Verdict::Fail => {
+            let broken: Vec<String> = row
+                .checks
+                .iter()
+                .filter(|c| !c.holds)
+                .map(|c| {
+                    format!(
+                        "{} (passes when {}): {}",
+                        c.toggle.name(),
+                        c.toggle.bar(),
+                        c.seen
+                    )
+                })
+                .collect();
+            format!("{}: fail: {}", row.title, broken.join("; "))
+        }
         _ => format!("{}: {}", row.title, row.verdict.word()),
     }
 }

@@ -20,9 +20,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::chart::{self, Bars, ChartError, Series};
+use crate::conditions::Conditions;
 use crate::evidence::{RunRecord, StageRecord, Verdict};
+use crate::freshness::{self, Freshness};
 use crate::history::{self, HistoryError, Line, Since};
-use crate::report::{self, human, PageError, BREAKS, NEEDS};
+use crate::report::{self, human, PageError, BREAKS, NEEDS, TOGGLES_PAGE};
 use crate::stage::{StageId, Toggle};
 
 /// The plan-from-nothing figures `scripts/bench-plan.sh` writes.
@@ -112,9 +114,12 @@ pub enum SiteError {
 
 /// Everything the site is rendered from.
 pub struct Site {
-    /// Each estate's last run with its history, by estate name.
-    pub estates: Vec<(RunRecord, Vec<Line>)>,
+    /// Each estate's last run with its history and whether it is still
+    /// current, by estate name.
+    pub estates: Vec<(RunRecord, Vec<Line>, Freshness)>,
     pub plan_from_nothing: Option<PlanFromNothing>,
+    /// Whether those figures still speak for the engine and the script.
+    pub bench_fresh: Freshness,
 }
 
 impl Site {
@@ -140,7 +145,7 @@ impl Site {
                     path: path.clone(),
                     source,
                 })?;
-                plan_from_nothing = Some(bench);
+                plan_from_nothing = Some::<PlanFromNothing>(bench);
                 continue;
             }
             let value: serde_json::Value =
@@ -157,15 +162,25 @@ impl Site {
                     source,
                 })?;
             let lines = history::read(reports, &record.estate)?;
-            estates.push((record, lines));
+            let fresh = freshness::of(reports, &record);
+            estates.push((record, lines, fresh));
         }
         if estates.is_empty() {
             return Err(SiteError::Empty(reports.to_owned()));
         }
         estates.sort_by(|a, b| a.0.estate.cmp(&b.0.estate));
+        let bench_fresh = match &plan_from_nothing {
+            Some(b) => freshness::at(reports, &b.commit, |_| {
+                ["engine", "live", "Cargo.lock", "scripts/bench-plan.sh"]
+                    .map(String::from)
+                    .to_vec()
+            }),
+            None => Freshness::Current,
+        };
         Ok(Site {
             estates,
             plan_from_nothing,
+            bench_fresh,
         })
     }
 
@@ -176,7 +191,7 @@ impl Site {
             .filter(|s| {
                 self.estates
                     .iter()
-                    .any(|(r, _)| r.stages.iter().any(|x| x.stage == *s))
+                    .any(|(r, _, _)| r.stages.iter().any(|x| x.stage == *s))
             })
             .collect()
     }
@@ -187,7 +202,7 @@ impl Site {
 /// plan-from-nothing charts. Returns the index's path.
 pub fn render(reports: &Path) -> Result<PathBuf, SiteError> {
     let site = Site::load(reports)?;
-    for (r, lines) in &site.estates {
+    for (r, lines, _) in &site.estates {
         report::pages(reports, r, lines)?;
     }
     let charts = match &site.plan_from_nothing {
@@ -198,6 +213,14 @@ pub fn render(reports: &Path) -> Result<PathBuf, SiteError> {
         put(&reports.join(BENCH_TIME_CHART), time)?;
         put(&reports.join(BENCH_REQUESTS_CHART), requests)?;
     }
+    put(
+        &reports.join(format!("{TOGGLES_PAGE}.md")),
+        &report::toggles_page(),
+    )?;
+    put(
+        &reports.join(format!("{TOGGLES_PAGE}.html")),
+        &toggles_page_html(),
+    )?;
     put(&reports.join("index.md"), &index_markdown(&site))?;
     let index = reports.join("index.html");
     put(&index, &index_html(&site, charts.as_ref()))?;
@@ -207,11 +230,14 @@ pub fn render(reports: &Path) -> Result<PathBuf, SiteError> {
 /// The site's HTML pages in `reports`: the index, then each estate's.
 pub fn pages(reports: &Path) -> Result<Vec<PathBuf>, SiteError> {
     let site = Site::load(reports)?;
-    let mut pages = vec![reports.join("index.html")];
+    let mut pages = vec![
+        reports.join("index.html"),
+        reports.join(format!("{TOGGLES_PAGE}.html")),
+    ];
     pages.extend(
         site.estates
             .iter()
-            .map(|(r, _)| reports.join(format!("{}.html", r.estate))),
+            .map(|(r, _, _)| reports.join(format!("{}.html", r.estate))),
     );
     Ok(pages)
 }
@@ -437,16 +463,17 @@ fn figure(svg: &str, label: &str, caption: &str) -> String {
     )
 }
 
-/// The BREAK toggles as an HTML table.
+/// The BREAK toggles as an HTML table, each row anchored by its name.
 fn toggles_html() -> String {
-    let mut h = String::from("<div class=\"scroll\"><table class=\"toggles\"><thead><tr><th>Toggle</th><th>Environment</th><th>Stage</th><th>What it corrupts</th></tr></thead><tbody>\n");
+    let mut h = String::from("<div class=\"scroll\"><table class=\"toggles\"><thead><tr><th>Toggle</th><th>Stage</th><th>Passes when</th><th>What the toggle corrupts</th></tr></thead><tbody>\n");
     for t in Toggle::ALL {
         let _ = writeln!(
             h,
-            "<tr><td><code>{}</code></td><td><code>{}=1</code></td><td>{}</td><td>{}</td></tr>",
+            "<tr id=\"{0}\"><td><code>{0}</code><br><code>{1}=1</code></td><td>{2}</td><td>{3}</td><td>{4}</td></tr>",
             t.name(),
             t.env(),
             escape(t.stage().title()),
+            inline(t.bar()),
             escape(t.what())
         );
     }
@@ -454,32 +481,52 @@ fn toggles_html() -> String {
     h
 }
 
+/// The toggle catalogue's page.
+pub fn toggles_page_html() -> String {
+    let body = format!(
+        "<nav><a href=\"index.html\">All estates</a><a href=\"{TOGGLES_PAGE}.md\">Markdown</a></nav>\n<h1>The BREAK toggles</h1>\n<p>{}</p>\n<p>{}</p>\n{}",
+        escape(report::TOGGLES_INTRO),
+        inline(BREAKS),
+        toggles_html()
+    );
+    document("The BREAK toggles", &body)
+}
+
 /// "Reproduce it" in HTML: the commands, what they need, the toggles.
 fn reproduce_html(commands: &str, needs: &str) -> String {
     format!(
-        "<section id=\"reproduce\"><h2>Reproduce it</h2>\n<pre>{}</pre>\n<p>{}</p>\n<p>{}</p>\n{}</section>\n",
+        "<section id=\"reproduce\"><h2>Reproduce it</h2>\n<pre>{}</pre>\n<p>{}</p>\n<p>{} Every toggle, its stage and its condition: <a href=\"{TOGGLES_PAGE}.html\">the toggles</a>.</p>\n</section>\n",
         escape(commands),
         inline(needs),
-        inline(BREAKS),
-        toggles_html()
+        inline(BREAKS)
     )
 }
 
-fn since_html(since: Option<&Since>) -> String {
-    let Some(s) = since else {
-        return "<p>No earlier run in this estate's history to compare with.</p>\n".into();
+fn since_html(conditions: &Conditions, since: Option<&Since>) -> String {
+    let (previous, changes, passed_over) = match since {
+        None => return "<p>No earlier run in this estate's history to compare with.</p>\n".into(),
+        Some(Since::NoneAlike { earlier }) => {
+            return format!(
+                "<p>{}</p>\n",
+                escape(&history::none_alike(conditions, *earlier))
+            )
+        }
+        Some(Since::Like {
+            previous,
+            changes,
+            passed_over,
+        }) => (previous, changes, *passed_over),
     };
     let mut h = format!(
-        "<p>Against the run before, at commit <code>{}</code> on {}: ",
-        escape(&s.previous.commit),
-        date(&s.previous.started_at)
+        "<p>{} ",
+        escape(&history::since_lead(conditions, previous, passed_over))
     );
-    if s.changes.is_empty() {
+    if changes.is_empty() {
         h.push_str("no stage turned red or green, and no stage's duration moved by more than a quarter.</p>\n");
         return h;
     }
     h.push_str("</p>\n<ul class=\"changes\">\n");
-    for c in &s.changes {
+    for c in changes {
         let colour = match c {
             history::Change::TurnedRed { .. } => " class=\"red\"",
             history::Change::TurnedGreen { .. } => " class=\"green\"",
@@ -562,13 +609,51 @@ fn stage_row(s: &StageRecord) -> String {
         ),
         None => Default::default(),
     };
+    let verdict = s.given();
     format!(
-        "<tr id=\"{}\"><th scope=\"row\">{title}</th><td class=\"v {}\" data-label=\"Verdict\">{}</td><td class=\"num\" data-label=\"Duration\">{duration}</td><td class=\"num\" data-label=\"choudoufu\">{engine}</td><td class=\"num\" data-label=\"stock terraform\">{stock}</td><td class=\"num\" data-label=\"moto requests, estate / oracle twin\">{requests}</td><td class=\"detail\" data-label=\"Detail\">{}</td></tr>\n",
+        "<tr><th scope=\"row\"><a href=\"#{}\">{title}</a></th><td class=\"v {}\" data-label=\"Verdict\">{}</td><td class=\"num\" data-label=\"Duration\">{duration}</td><td class=\"num\" data-label=\"choudoufu\">{engine}</td><td class=\"num\" data-label=\"stock terraform\">{stock}</td><td class=\"num\" data-label=\"moto requests, estate / oracle\">{requests}</td></tr>\n",
         s.stage.slug(),
-        class(s.verdict),
-        s.verdict.word(),
-        escape(&s.detail)
+        class(verdict),
+        verdict.word(),
     )
+}
+
+/// One stage in full: its verdict, what it did, and each assertion with
+/// its condition, its toggle and what was seen.
+fn stage_section(s: &StageRecord) -> String {
+    let verdict = s.given();
+    let duration = s
+        .duration_ms
+        .map(|d| format!(" in {}", ms(d)))
+        .unwrap_or_default();
+    let mut h = format!(
+        "<section class=\"stage\" id=\"{}\"><h3>{}</h3>\n<p><strong class=\"{}\">{}</strong>{duration}. {}</p>\n",
+        s.stage.slug(),
+        escape(&report::titled(s)),
+        class(verdict),
+        verdict.word(),
+        escape(report::why(s))
+    );
+    if !s.checks.is_empty() {
+        h.push_str("<ul class=\"checks\">\n");
+        for c in &s.checks {
+            let (class, word) = if c.holds {
+                ("pass", "holds")
+            } else {
+                ("fail", "FAILED")
+            };
+            let _ = writeln!(
+                h,
+                "<li class=\"{class}\"><strong>{word}</strong>: passes when {} (<a href=\"{TOGGLES_PAGE}.html#{1}\"><code>{1}</code></a>). <span class=\"seen\">Seen: {2}</span></li>",
+                inline(c.toggle.bar()),
+                c.toggle.name(),
+                escape(&c.seen)
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str("</section>\n");
+    h
 }
 
 /// An estate's HTML page: its last run, what changed since the run before,
@@ -577,6 +662,7 @@ pub fn estate_html(
     r: &RunRecord,
     lines: &[Line],
     since: Option<&Since>,
+    fresh: &Freshness,
     chart: Option<&str>,
 ) -> String {
     let e = escape(&r.estate);
@@ -586,7 +672,7 @@ pub fn estate_html(
         format!("<a href=\"history/{e}.jsonl\">History</a>")
     };
     let mut h = format!(
-        "<nav><a href=\"index.html\">All estates</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n{}<p>Set: {}. Lane: {}.</p>\n<p class=\"verdict {}\"><strong>{}</strong></p>\n",
+        "<nav><a href=\"index.html\">All estates</a><a href=\"{TOGGLES_PAGE}.html\">Toggles</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n{}<p>Set: {}. Lane: {}.</p>\n{}<p class=\"verdict {}\"><strong>{}</strong></p>\n<p class=\"provenance\">{}</p>\n",
         escape(&r.description),
         r.source.as_ref().map_or(String::new(), |s| format!(
             "<p>{}</p>\n",
@@ -594,8 +680,13 @@ pub fn estate_html(
         )),
         escape(&r.set),
         escape(&r.lane),
+        match fresh.banner(r) {
+            b if b.is_empty() => String::new(),
+            b => format!("<p class=\"stale\">{}</p>\n", inline(&b)),
+        },
         if clear(r) { "clear" } else { "red" },
-        escape(&r.verdict_line())
+        escape(&r.verdict_line()),
+        escape(&report::provenance(r))
     );
     if !r.breaks.is_empty() {
         let _ = writeln!(
@@ -608,12 +699,21 @@ pub fn estate_html(
         let _ = writeln!(h, "<pre>{}</pre>", escape(err.trim()));
     }
     h.push_str("<section id=\"changes\"><h2>Since the last run</h2>\n");
-    h.push_str(&since_html(since));
-    h.push_str("</section>\n<section id=\"stages\"><h2>Stages</h2>\n<div class=\"scroll\"><table class=\"stages\"><thead><tr><th>Stage</th><th>Verdict</th><th>Duration</th><th>choudoufu</th><th>stock terraform</th><th>moto requests, estate / oracle twin</th><th>Detail</th></tr></thead><tbody>\n");
+    h.push_str(&since_html(&r.conditions, since));
+    h.push_str("</section>\n<section id=\"stages\"><h2>Stages</h2>\n<div class=\"scroll\"><table class=\"stages\"><thead><tr><th>Stage</th><th>Verdict</th><th>Duration</th><th>choudoufu</th><th>stock terraform</th><th>moto requests, estate / oracle</th></tr></thead><tbody>\n");
     for s in &r.stages {
         h.push_str(&stage_row(s));
     }
-    h.push_str("</tbody></table></div>\n<p>choudoufu and stock terraform: the wall time each ran during the stage, with the provider it runs (overlapping runs counted once; – where it did not run). Requests: what moto served on each twin during the stage, the witness's reads included. A record written before stages were measured leaves them blank.</p>\n</section>\n");
+    let _ = writeln!(
+        h,
+        "</tbody></table></div>\n<p>choudoufu and stock terraform: the wall time each ran during the stage, with the provider it runs (overlapping runs counted once; – where it did not run). Requests: what moto served on each twin during the stage, the witness's reads included. {}: <a href=\"{TOGGLES_PAGE}.html\">the toggles</a>.</p>\n</section>",
+        escape(report::PASSES)
+    );
+    h.push_str("<section id=\"each-stage\"><h2>Each stage</h2>\n");
+    for s in &r.stages {
+        h.push_str(&stage_section(s));
+    }
+    h.push_str("</section>\n");
     if let Some(svg) = chart {
         h.push_str("<section id=\"time\"><h2>Where each stage's time went</h2>\n");
         h.push_str(&figure(
@@ -624,20 +724,7 @@ pub fn estate_html(
         h.push_str("</section>\n");
     }
     let t = &r.timing;
-    let v = &r.versions;
-    let _ = writeln!(
-        h,
-        "<section id=\"run\"><h2>The run</h2>\n<p>Commit <code>{}</code>, started {}, exit code {}. Substrate moto {} (two servers on loopback, one per twin), witness aws-cli {}. Oracle: stock terraform {} (pinned {}), hashicorp/aws provider {}. Engine: choudoufu {}.</p>",
-        escape(&r.commit),
-        date(&r.started_at),
-        r.exit_code,
-        escape(&v.emulator),
-        escape(&v.witness),
-        escape(&v.terraform),
-        escape(&v.terraform_pin),
-        escape(&v.aws_provider),
-        escape(&v.engine)
-    );
+    h.push_str("<section id=\"run\"><h2>Where the run's time went</h2>\n");
     h.push_str(
         "<table><thead><tr><th>Where the run's time went</th><th>Time</th></tr></thead><tbody>\n",
     );
@@ -677,7 +764,7 @@ pub fn estate_html(
     document(&format!("Evidence · {}", r.estate), &h)
 }
 
-const INTRO: &str = "The gauntlet runs each estate, a real terraform root, through every stage of its life on twin moto servers: stock terraform on the oracle twin, choudoufu on the estate twin, and the AWS CLI reading both back. A row is an estate's last run; a cell is one stage's verdict and links to that stage on the estate's page.";
+const INTRO: &str = "choudoufu is a Terraform-compatible engine that keeps no state file: it finds what a root manages in the live system, by the markers it writes there, so losing the machine that ran the last apply loses nothing. These pages are its evidence. The gauntlet runs each estate, a real terraform root, through every stage of its life on twin moto servers: stock terraform on the oracle twin, choudoufu on the estate twin, and the AWS CLI reading both back. A row is an estate's last run; a cell is one stage's verdict and links to that stage on the estate's page.";
 
 /// The cell of one stage in the matrix, in HTML.
 fn matrix_cell(r: &RunRecord, stage: StageId) -> String {
@@ -757,8 +844,13 @@ pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
         );
     }
     h.push_str("</tr></thead><tbody>\n");
-    for (r, _) in &site.estates {
+    for (r, _, fresh) in &site.estates {
         let e = escape(&r.estate);
+        let stale = if fresh.stale() {
+            " · <span class=\"fail\">stale</span>"
+        } else {
+            ""
+        };
         let (verdict_class, word) = if clear(r) {
             ("pass", "clear")
         } else {
@@ -766,7 +858,7 @@ pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
         };
         let _ = write!(
             h,
-            "<tr id=\"estate-{e}\" data-estate=\"{e}\"><th scope=\"row\"><a href=\"{e}.html\">{}</a><br><small><span class=\"{verdict_class}\">{word}</span> · {}<br>{} · <code>{}</code></small></th>",
+            "<tr id=\"estate-{e}\" data-estate=\"{e}\"><th scope=\"row\"><a href=\"{e}.html\">{}</a><br><small><span class=\"{verdict_class}\">{word}</span> · {}<br>{} · <code>{}</code>{stale}</small></th>",
             e.replace('-', "-<wbr>"),
             tally_of(r),
             date(&r.started_at),
@@ -778,7 +870,7 @@ pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
         h.push_str("</tr>\n");
     }
     h.push_str("</tbody></table></div>\n<p>pass: every assertion of the stage held; fail: one did not (the page names it); error: the stage could not finish; not run: the page says why.</p>\n<ul>\n");
-    for (r, lines) in &site.estates {
+    for (r, lines, _) in &site.estates {
         let e = escape(&r.estate);
         let _ = writeln!(
             h,
@@ -801,6 +893,10 @@ pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
     match &site.plan_from_nothing {
         Some(b) => {
             let _ = writeln!(h, "<p>{}</p>", inline(BENCH_INTRO));
+            let banner = site.bench_fresh.says("These figures", &b.commit, &b.command);
+            if !banner.is_empty() {
+                let _ = writeln!(h, "<p class=\"stale\">{}</p>", inline(&banner));
+            }
             h.push_str(&bench_table_html(b));
             let _ = writeln!(h, "<p>{} The page: <a href=\"plan-from-nothing.md\">plan-from-nothing.md</a>.</p>", inline(&bench_facts(b)));
             if let Some([time, requests]) = bench_charts {
@@ -830,14 +926,15 @@ pub fn index_markdown(site: &Site) -> String {
     md.push_str("\n|---|---|---|");
     md.push_str(&"---|".repeat(stages.len()));
     md.push('\n');
-    for (r, _) in &site.estates {
+    for (r, _, fresh) in &site.estates {
         let e = &r.estate;
         let _ = write!(
             md,
-            "| [{e}]({e}.md) | {} | {} `{}` |",
+            "| [{e}]({e}.md) | {} | {} `{}`{} |",
             if clear(r) { "clear" } else { "**red**" },
             date(&r.started_at),
-            r.commit
+            r.commit,
+            if fresh.stale() { " **stale**" } else { "" }
         );
         for stage in &stages {
             match r.stages.iter().find(|s| s.stage == *stage) {
@@ -854,7 +951,7 @@ pub fn index_markdown(site: &Site) -> String {
         md.push('\n');
     }
     md.push_str("\npass: every assertion of the stage held; fail: one did not (the page names it); error: the stage could not finish; not run: the page says why. Each estate's HTML page (`<estate>.html`) adds its history and a chart of each stage's time; `index.html` is this page for a browser.\n\n");
-    for (r, lines) in &site.estates {
+    for (r, lines, _) in &site.estates {
         let e = &r.estate;
         let _ = writeln!(
             md,
@@ -877,6 +974,10 @@ pub fn index_markdown(site: &Site) -> String {
     match &site.plan_from_nothing {
         Some(b) => {
             let _ = writeln!(md, "{BENCH_INTRO}\n");
+            let banner = site.bench_fresh.says("These figures", &b.commit, &b.command);
+            if !banner.is_empty() {
+                let _ = writeln!(md, "> {banner}\n");
+            }
             md.push_str("| objects | terraform plan (refresh) s | requests | choudoufu plan s | requests | ratio | record store: parameters, pages | choudoufu plan -no-records s | requests |\n|---|---|---|---|---|---|---|---|---|\n");
             for r in &b.rows {
                 let _ = writeln!(
@@ -908,9 +1009,8 @@ pub fn index_markdown(site: &Site) -> String {
     }
     let _ = writeln!(
         md,
-        "\n## Reproduce it\n\n```\n{commands}\n```\n\n{NEEDS} {SITE_NEEDS}\n\n{BREAKS}\n"
+        "\n## Reproduce it\n\n```\n{commands}\n```\n\n{NEEDS} {SITE_NEEDS}\n\n{BREAKS} Every toggle, its stage and its condition: [the toggles]({TOGGLES_PAGE}.md)."
     );
-    md.push_str(&report::toggles_markdown());
     md
 }
 
@@ -947,6 +1047,8 @@ mod tests {
         let mut b = record();
         b.estate = "b-root".into();
         b.stages[0].verdict = Verdict::Fail;
+        b.stages[0].checks[0].holds = false;
+        b.stages[0].failed = vec!["cold-state".into()];
         let d = reports_with(&[b, record()]);
         // Other JSON beside the records is not an estate.
         fs::write(d.path().join("notes.json"), "{\"figures\": [1, 2]}").unwrap();
@@ -983,13 +1085,15 @@ mod tests {
     fn the_estate_page_escapes_what_it_shows_and_anchors_each_stage() {
         let mut r = record();
         r.stages[0].detail = "<script>x</script> & more".into();
-        let h = estate_html(&r, &[], None, None);
+        let h = estate_html(&r, &[], None, &Freshness::Current, None);
         assert!(h.contains("&lt;script&gt;x&lt;/script&gt; &amp; more"));
         assert!(!h.contains("<script>"));
         assert!(h.contains(
-            "<tr id=\"cold-deploy\"><th scope=\"row\">Cold deploy</th><td class=\"v pass\""
+            "<tr><th scope=\"row\"><a href=\"#cold-deploy\">Cold deploy</a></th><td class=\"v pass\""
         ));
-        assert!(h.contains("<tr id=\"two-estates-on-one-twin\">"));
+        assert!(h.contains("<section class=\"stage\" id=\"cold-deploy\"><h3>Cold deploy</h3>\n<p><strong class=\"pass\">pass</strong> in 1m34s. &lt;script&gt;"));
+        assert!(h.contains("<section class=\"stage\" id=\"two-estates-on-one-twin\">"));
+        assert!(h.contains("<a href=\"toggles.html#cold-state\"><code>cold-state</code></a>"));
         assert!(h.contains("No earlier run in this estate's history"));
         // No history, no link to one.
         assert!(!h.contains("href=\"history/"));

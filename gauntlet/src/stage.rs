@@ -119,198 +119,57 @@ impl std::str::FromStr for StageId {
     }
 }
 
-/// A BREAK toggle: one per assertion.
+/// A BREAK toggle: one per assertion. [`Toggle::bar`] is the assertion's
+/// pass condition, [`Toggle::what`] how the toggle corrupts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Toggle {
-    /// Cold deploy: a real terraform.tfstate on each twin holding exactly the
-    /// instances stock's plan created. Broken by `terraform state rm` of one
-    /// instance on the estate twin.
     ColdState,
-    /// Cold deploy: the witness counts, type by type, exactly the state's
-    /// objects on each twin. Broken by deleting one declared parameter out of
-    /// band before the count.
     ColdInventory,
-    /// Cold deploy: zero estate markers anywhere. Broken by stamping one
-    /// declared queue with a tofu-estate tag.
     ColdMarkers,
-    /// Cold deploy: the undeclared objects the running system wrote are
-    /// there. Broken by deleting one of them before the read.
     ColdUndeclared,
-    /// Teardown: exactly the state's instances removed. Broken by putting one
-    /// destroyed parameter back after the destroy.
     TeardownRemoved,
-    /// Teardown: everything that existed before cold deploy is still there,
-    /// and nothing else. Broken by deleting one pre-existing queue.
     TeardownSurvivors,
-    /// Teardown: the undeclared objects went with their parents, as stock
-    /// handles them. Broken by copying one into a pre-existing bucket.
     TeardownUndeclared,
-    /// Migrate: every instance of the state stamped or recorded, none failed
-    /// or skipped. Broken by migrating a copy of the state holding one more
-    /// instance, whose object does not exist.
     MigrateCounts,
-    /// Migrate: the witness reads the estate's marker on every tagged object
-    /// and on nothing else. Broken by removing one queue's tofu-estate tag
-    /// before the read (and putting it back after).
     MigrateMarkers,
-    /// Replan from nothing: with no state file the plan is empty. Broken by
-    /// changing one parameter's value before the plan (and back after).
     ReplanEmpty,
-    /// Replan from nothing: every identity is live. Broken by deleting one
-    /// declared parameter after the plan, before the read.
     ReplanIdentities,
-    /// No-op apply: 0 added, 0 changed, 0 destroyed. Broken by changing one
-    /// parameter's value before the apply, which then puts it back.
     NoopChanges,
-    /// No-op apply: the objects carrying the marker are the same before and
-    /// after. Broken by stamping a pre-existing queue after the apply (and
-    /// removing the tag after the count).
     NoopMarkers,
-    /// Drift and reconverge: the engine proposes exactly the one update
-    /// stock proposes. Broken by tampering a second object on the estate
-    /// twin.
     DriftSingle,
-    /// Drift and reconverge: the configured value reads back and the next
-    /// plan is empty. Broken by tampering the object again after the apply
-    /// (and putting it back after the read).
     DriftReconverged,
-    /// Rename: a `moved` block plans no add and no destroy, one in-place
-    /// rewrite of the address marker, where stock plans zero churn. Broken by
-    /// also changing the queue's name on the estate twin before the plan (an
-    /// identity change, so a replacement), put back before the apply; on a
-    /// root of module calls, by leaving the `moved` block out.
     RenameInPlace,
-    /// Rename: the same object carries the new tofu-address and the next
-    /// plan is empty. Broken by writing the old address back on the queue
-    /// before the read (and the new one after).
     RenameMarker,
-    /// Remove a block: exactly one destroy, stock's, and the object gone.
-    /// Broken by keeping the block on the estate twin.
     RemoveDestroy,
-    /// Remove a block: undeclared and pre-existing objects untouched. Broken
-    /// by deleting one undeclared object before the read (and putting it
-    /// back after).
     RemoveUntouched,
-    /// Change count: lowering the count destroys exactly the top index, as
-    /// stock plans it. Broken by putting that object back out of band
-    /// before the read (and deleting it after), where it is a parameter;
-    /// otherwise by keeping the estate twin's count for the plan and apply.
     CountDown,
-    /// Change count: raising it back creates exactly that index and the next
-    /// plan is empty. Broken by deleting the created object before the read.
     CountUp,
-    /// Replace with create_before_destroy: a changed identifying attribute
-    /// plans stock's create-before-destroy replacement, with no orphan
-    /// destroy beside it. Broken by taking the old object's address marker
-    /// and record away before the plan (and putting them back after).
     ReplacePlan,
-    /// Replace with create_before_destroy: at `-parallelism=1` the new
-    /// object's create completes before the deposed object's destroy starts,
-    /// as in stock's log. Broken by dropping `create_before_destroy` from the
-    /// estate twin's block for the apply.
     ReplaceOrder,
-    /// Replace with create_before_destroy: exactly the new object remains,
-    /// carrying the markers, and the next plan is empty. Broken by creating
-    /// the old object again, carrying the block's markers, before the read.
     ReplaceEnd,
-    /// Crash mid-apply: after the kill the first object exists, marked, the
-    /// second does not, and the next plan is exactly the remainder, as
-    /// stock's from the same position. Broken by deleting the first object
-    /// before the plan (and putting it back after).
     CrashRemainder,
-    /// Crash mid-apply: the recovery apply adds exactly the remainder, the
-    /// second reads the first, and the next plan is empty. Broken by
-    /// deleting the second object before the read (and putting it back).
     CrashRecovered,
-    /// Crash mid-apply: a create_before_destroy replacement killed between
-    /// the new object's create and the old one's destroy leaves both marked
-    /// and the old one deposed in the record; one more apply leaves exactly
-    /// the new object and an empty replan. Broken by creating the old object
-    /// again, carrying the block's markers, before the read.
     CrashWindow,
-    /// Plan, review, apply: a saved plan applied after the live system moved
-    /// is refused with exit 3 and applies nothing. Broken by not moving the
-    /// live system, so the apply succeeds.
     ReviewRefused,
-    /// Plan, review, apply: with the live system back as it was, the same
-    /// file applies exactly its one change, which reads back. Broken by
-    /// removing the applied tag before the read (and putting it back after).
     ReviewApplied,
-    /// Teardown: the engine's destroy leaves nothing carrying the marker,
-    /// every pre-existing object, and destroys as many as stock. Broken by
-    /// stamping a pre-existing queue after the destroy (and removing the tag
-    /// after the read).
     TeardownEngine,
-    /// Greenfield apply: the live inventory equals stock's cold deploy field
-    /// by field. Broken by changing one parameter's value before the read.
     GreenfieldInventory,
-    /// Greenfield apply: every tagged object carries the marker. Broken by
-    /// removing one queue's tofu-estate tag before the read.
     GreenfieldMarkers,
-    /// Greenfield apply: the replans are empty, with the record store and
-    /// without it. Broken by changing one parameter's value before the
-    /// replans (and back after).
     GreenfieldReplan,
-    /// Strict profile: with every toggle on, a block setting a secret the
-    /// provider cannot read back is refused once, by address and setting.
-    /// Broken by writing `secrets = "allow"` into the strict block.
     StrictSecrets,
-    /// Strict profile: the estate's own root plans empty with every toggle
-    /// on. Broken by taking one object's estate marker off before the plan
-    /// (and putting it back after), so binding it would need a repair.
     StrictSilent,
-    /// Strict profile: a create of a type only the record store can find
-    /// again is refused. Broken by writing `no_source_create = "allow"`.
     StrictCreate,
-    /// Strict profile: an object whose address marker is wrong is refused,
-    /// not re-marked. Broken by writing `marker_repair = "repair"`.
     StrictMarkers,
-    /// Plan with no local state: in a fresh copy of the root (no local
-    /// folder, no cache, no state file, a separate HOME), with only the live
-    /// system and the record store it holds, the plan is "No changes.":
-    /// nothing to add, change or destroy. Broken by removing one queue's
-    /// tofu-estate tag before the plan (and putting it back after).
     NoLocalState,
-    /// A second machine: a fresh copy of the root applies a drift away,
-    /// and the first copy's next plan is then empty. Broken by changing a
-    /// second object out of band before the first copy's plan.
     SecondDrift,
-    /// A second machine: a create_before_destroy replacement the first
-    /// copy's apply left half done (killed between the new object's create
-    /// and the old one's destroy) is finished by the second copy, leaving
-    /// exactly the new object and nothing to plan. Broken by creating the
-    /// old parameter again, carrying the block's markers, before the read.
     SecondWindow,
-    /// Lost record store: with every record deleted, a fresh copy's plan
-    /// creates, destroys and replaces nothing, and updates only what a
-    /// deleted record held; an object nothing but a record proves is
-    /// refused by address with an import block as the remedy, and with
-    /// those import blocks the plan imports exactly them. Broken by taking
-    /// one object's estate marker off before the plan (and putting it back
-    /// after).
     LostStorePlan,
-    /// Lost record store: one apply reconverges and the next plan is
-    /// empty. Broken by changing one object out of band after the apply,
-    /// before the plan.
     LostStoreReconverged,
-    /// Two applies at once: the second apply waits for the first's lock,
-    /// naming it, and then has nothing to do. Broken by running the second
-    /// with `-lock=false`.
     LockTurns,
-    /// Two applies at once: a lock left by a killed run refuses the next
-    /// apply until `force-unlock` breaks it. Broken by deleting the lock
-    /// out of band before the next apply.
     LockBroken,
-    /// Two estates on one twin: with the neighbour's parts written into
-    /// this estate's objects, neither plan proposes anything. Broken by
-    /// dropping this estate's `ignore_changes` on the neighbour's tag.
     NeighbourBoundary,
-    /// Two estates on one twin: a neighbour's block naming one of this
-    /// estate's objects is refused by this estate's name. Broken by taking
-    /// the object's estate marker away before the plan.
     NeighbourRefused,
-    /// Two estates on one twin: the neighbour's teardown removes exactly
-    /// its parts. Broken by writing its table tag back before the read.
     NeighbourTeardown,
 }
 
@@ -460,6 +319,154 @@ impl Toggle {
             Toggle::LockTurns | Toggle::LockBroken => StageId::TwoAppliesAtOnce,
             Toggle::NeighbourBoundary | Toggle::NeighbourRefused | Toggle::NeighbourTeardown => {
                 StageId::TwoEstatesOnOneTwin
+            }
+        }
+    }
+
+    /// The assertion's pass condition, as the page prints it after "passes
+    /// when": written once, here, beside the stage that checks it.
+    pub fn bar(self) -> &'static str {
+        match self {
+            Toggle::ColdState => {
+                "each twin's terraform.tfstate holds exactly the instances stock's plan created"
+            }
+            Toggle::ColdInventory => {
+                "the AWS CLI counts, type by type, exactly the state's objects on each twin"
+            }
+            Toggle::ColdMarkers => {
+                "no object on either twin carries an estate marker"
+            }
+            Toggle::ColdUndeclared => {
+                "the undeclared objects the running system wrote are there"
+            }
+            Toggle::TeardownRemoved => {
+                "stock's destroy removes exactly the state's instances and leaves an empty state"
+            }
+            Toggle::TeardownSurvivors => {
+                "everything that existed before cold deploy is still there, and nothing else"
+            }
+            Toggle::TeardownUndeclared => {
+                "the undeclared objects went with their parents, as stock handles them"
+            }
+            Toggle::MigrateCounts => {
+                "every instance of the state is stamped or recorded, none failed or skipped"
+            }
+            Toggle::MigrateMarkers => {
+                "the AWS CLI reads the estate's marker on every tagged object and on nothing else"
+            }
+            Toggle::ReplanEmpty => {
+                "with no state file the engine's plan is empty"
+            }
+            Toggle::ReplanIdentities => {
+                "every identity of the migrated state reads back live"
+            }
+            Toggle::NoopChanges => {
+                "an apply with nothing to do reports 0 added, 0 changed, 0 destroyed"
+            }
+            Toggle::NoopMarkers => {
+                "the objects carrying the marker are the same before and after"
+            }
+            Toggle::DriftSingle => {
+                "the engine proposes exactly the one update stock proposes"
+            }
+            Toggle::DriftReconverged => {
+                "after the apply the configured value reads back and the next plan is empty"
+            }
+            Toggle::RenameInPlace => {
+                "a `moved` block plans no add and no destroy, only an in-place rewrite of the address marker, where stock plans zero churn"
+            }
+            Toggle::RenameMarker => {
+                "the same object carries the new tofu-address and the next plan is empty"
+            }
+            Toggle::RemoveDestroy => {
+                "the engine plans exactly stock's one destroy and the object is gone"
+            }
+            Toggle::RemoveUntouched => {
+                "undeclared and pre-existing objects are untouched"
+            }
+            Toggle::CountDown => {
+                "lowering the count destroys exactly the top index, as stock plans it"
+            }
+            Toggle::CountUp => {
+                "raising it back creates exactly that index and the next plan is empty"
+            }
+            Toggle::ReplacePlan => {
+                "a changed identifying attribute plans stock's create-before-destroy replacement, with no orphan destroy beside it"
+            }
+            Toggle::ReplaceOrder => {
+                "at `-parallelism=1` the new object's create completes before the deposed object's destroy starts, as in stock's log"
+            }
+            Toggle::ReplaceEnd => {
+                "exactly the new object remains, carrying the markers, and the next plan is empty"
+            }
+            Toggle::CrashRemainder => {
+                "after the kill the first object exists, marked, the second does not, and the next plan is exactly the remainder, as stock's from the same position"
+            }
+            Toggle::CrashRecovered => {
+                "the recovery apply adds exactly the remainder, the second reads the first, and the next plan is empty"
+            }
+            Toggle::CrashWindow => {
+                "a create_before_destroy replacement killed between the new object's create and the old one's destroy leaves both marked and the old one deposed in the record; one more apply leaves exactly the new object and an empty replan"
+            }
+            Toggle::ReviewRefused => {
+                "a saved plan applied after the live system moved is refused with exit 3 and applies nothing"
+            }
+            Toggle::ReviewApplied => {
+                "with the live system back as it was, the same file applies exactly its one change, which reads back"
+            }
+            Toggle::TeardownEngine => {
+                "the engine's destroy leaves nothing carrying the marker and every pre-existing object, and destroys as many as stock"
+            }
+            Toggle::GreenfieldInventory => {
+                "the live inventory after the engine's apply equals stock's cold deploy field by field"
+            }
+            Toggle::GreenfieldMarkers => {
+                "every tagged object the engine created carries the marker"
+            }
+            Toggle::GreenfieldReplan => {
+                "the replans are empty, with the record store and without it"
+            }
+            Toggle::StrictSecrets => {
+                "with every toggle on, a block setting a secret the provider cannot read back is refused once, by address and setting"
+            }
+            Toggle::StrictSilent => {
+                "the estate's own root plans empty with every toggle on"
+            }
+            Toggle::StrictCreate => {
+                "a create of a type only the record store can find again is refused"
+            }
+            Toggle::StrictMarkers => {
+                "an object whose address marker is wrong is refused, not re-marked"
+            }
+            Toggle::NoLocalState => {
+                "in a fresh copy of the root (no local folder, no cache, no state file, a separate HOME), with only the live system and the record store it holds, the plan is \"No changes.\": nothing to add, change or destroy"
+            }
+            Toggle::SecondDrift => {
+                "a fresh copy of the root applies a drift away, and the first copy's next plan is then empty"
+            }
+            Toggle::SecondWindow => {
+                "a create_before_destroy replacement the first copy's apply left half done (killed between the new object's create and the old one's destroy) is finished by the second copy, leaving exactly the new object and nothing to plan"
+            }
+            Toggle::LostStorePlan => {
+                "with every record deleted, a fresh copy's plan creates, destroys and replaces nothing, and updates only what a deleted record held; an object nothing but a record proves is refused by address with an import block as the remedy, and with those import blocks the plan imports exactly them"
+            }
+            Toggle::LostStoreReconverged => {
+                "one apply in the fresh copy reconverges and the next plan is empty"
+            }
+            Toggle::LockTurns => {
+                "the second apply waits for the first's lock, naming it, and then has nothing to do"
+            }
+            Toggle::LockBroken => {
+                "a lock left by a killed run refuses the next apply until `force-unlock` breaks it"
+            }
+            Toggle::NeighbourBoundary => {
+                "with the neighbour's parts written into this estate's objects, neither plan proposes anything"
+            }
+            Toggle::NeighbourRefused => {
+                "a neighbour's block naming one of this estate's objects is refused by this estate's name"
+            }
+            Toggle::NeighbourTeardown => {
+                "the neighbour's teardown removes exactly its parts"
             }
         }
     }
@@ -661,6 +668,8 @@ mod tests {
     #[test]
     fn toggles_parse_by_name_and_env() {
         for t in Toggle::ALL {
+            // A record names an assertion by its toggle's name.
+            assert_eq!(serde_json::to_value(t).unwrap(), t.name());
             assert_eq!(t.name().parse::<Toggle>().unwrap(), t);
             assert_eq!(t.env().parse::<Toggle>().unwrap(), t);
         }

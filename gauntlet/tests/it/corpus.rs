@@ -14,7 +14,7 @@ use gauntlet::stage::{StageId, Toggle};
 
 use crate::roots::{git, registry_config, served, web_sg_repo, Registry};
 use crate::runs::judge_broken;
-use crate::{assert_nothing_left, finish, stage, workspace, Scratch};
+use crate::{assert_nothing_left, finish, said, workspace, Scratch};
 
 const ESTATE: &str = "corpus-calls";
 
@@ -156,7 +156,7 @@ fn a_corpus_estate_of_module_calls_runs_every_stage_moving_calls() {
             "a saved plan giving module.network_renamed a reviewed tag",
         ),
     ] {
-        let detail = stage(&r, title)["detail"].as_str().unwrap();
+        let detail = &said(&r, title);
         assert!(detail.contains(seen), "{title}: {seen}: {detail}");
     }
     let page = s.page(ESTATE);

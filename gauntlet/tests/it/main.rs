@@ -175,6 +175,21 @@ pub fn assert_nothing_left(stderr: &str, scratch: &Scratch) {
     }
 }
 
+/// What a stage of a record said: its summary, then what each of its
+/// assertions saw.
+pub fn said(record: &Value, title: &str) -> String {
+    let row = stage(record, title);
+    let mut all = vec![row["detail"].as_str().unwrap().to_owned()];
+    all.extend(
+        row["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| c["seen"].as_str().unwrap().to_owned()),
+    );
+    all.join("; ")
+}
+
 /// The stage row of a record, by its title.
 pub fn stage<'a>(record: &'a Value, title: &str) -> &'a Value {
     record["stages"]

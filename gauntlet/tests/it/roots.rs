@@ -14,7 +14,7 @@ use gauntlet::stage::{StageId, Toggle};
 
 use crate::bad_input::stopped;
 use crate::runs::{broken_args, broken_run, judge_broken};
-use crate::{assert_nothing_left, finish, moto_pids, stage, workspace, Scratch};
+use crate::{assert_nothing_left, finish, moto_pids, said, workspace, Scratch};
 
 fn root(name: &str) -> PathBuf {
     workspace().join("gauntlet/tests/fixtures/roots").join(name)
@@ -245,7 +245,7 @@ fn a_root_calling_its_modules_from_git_a_registry_and_an_archive_passes_every_st
     }
     // The module's objects and the root's, read by ARN and by reads.toml,
     // and the one class moto's tagging API leaves out named.
-    let cold = stage(&r, "Cold deploy")["detail"].as_str().unwrap();
+    let cold = &said(&r, "Cold deploy");
     for seen in [
         "18 instances over 10 types",
         "2 ec2:subnet",
@@ -304,11 +304,11 @@ fn a_root_calling_its_modules_from_git_a_registry_and_an_archive_passes_every_st
         ),
         ("Two applies at once", "gained aws_sqs_queue.concurrent"),
     ] {
-        let detail = stage(&r, title)["detail"].as_str().unwrap();
+        let detail = &said(&r, title);
         assert!(detail.contains(seen), "{title}: {seen}: {detail}");
     }
     // Greenfield's objects are new, their generated ids not stock's.
-    let greenfield = stage(&r, "Greenfield apply")["detail"].as_str().unwrap();
+    let greenfield = &said(&r, "Greenfield apply");
     assert!(
         greenfield.contains("field by field exactly as stock's cold deploy"),
         "{greenfield}"

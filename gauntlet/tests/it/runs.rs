@@ -7,7 +7,8 @@ use gauntlet::machine::Pins;
 use gauntlet::stage::{StageId, Toggle};
 
 use crate::{
-    assert_nothing_left, finish, moto_pids, stage, workspace, Scratch, ESTATE, NETWORK, PLATFORM,
+    assert_nothing_left, finish, moto_pids, said, stage, workspace, Scratch, ESTATE, NETWORK,
+    PLATFORM,
 };
 
 /// The stages this gauntlet runs, in the page's order.
@@ -34,7 +35,7 @@ const RUN: [&str; 19] = [
 ];
 
 fn detail(r: &serde_json::Value, title: &str) -> String {
-    stage(r, title)["detail"].as_str().unwrap().to_owned()
+    said(r, title)
 }
 
 /// Run `estate` with no toggle and require every stage it runs to pass,
@@ -75,18 +76,39 @@ fn clean_run(estate: &str) -> serde_json::Value {
     assert_eq!(RUN.len(), StageId::ALL.len());
 
     let page = s.page(estate);
-    assert!(page.contains("| Stage | Verdict | Duration | Detail |"));
+    assert!(page.contains("| Stage | Verdict | Duration | What it did |"));
     for title in RUN {
+        let id = StageId::ALL
+            .into_iter()
+            .find(|s| s.title() == title)
+            .unwrap();
         let verdict = if title == "Two estates on one twin" && !neighbour {
             "not run"
         } else {
             "pass"
         };
         assert!(
-            page.contains(&format!("| {title} | {verdict} |"))
-                || page.contains(&format!("| {title} (not a headline stage) | {verdict} |")),
+            page.contains(&format!("| [{title}](#{}) | {verdict} |", id.slug()))
+                || page.contains(&format!(
+                    "| [{title} (not a headline stage)](#{}) | {verdict} |",
+                    id.slug()
+                )),
             "{title}"
         );
+        // Each condition of a stage that ran is on the page, held.
+        if verdict == "pass" {
+            for t in Toggle::ALL.into_iter().filter(|t| t.stage() == id) {
+                assert!(
+                    page.contains(&format!(
+                        "- holds: passes when {} ([`{}`]",
+                        t.bar(),
+                        t.name()
+                    )),
+                    "{title}: {}",
+                    t.name()
+                );
+            }
+        }
     }
     assert!(page.contains("Oracle: stock terraform"));
     assert!(page.contains(&format!("cargo run -p gauntlet -- run {estate}")));
@@ -464,11 +486,8 @@ pub(crate) fn judge_broken(
             "{} did not fail under its own toggle: {detail}",
             t.name()
         );
-        assert!(
-            detail.contains(&format!("assertion {} failed", t.name())),
-            "{detail}"
-        );
         assert!(detail.contains(&format!("{}=1", t.env())), "{detail}");
+        assert_fails_on_its_page(&s.page(page), *t);
     }
     for title in RUN {
         let id = StageId::ALL
@@ -516,12 +535,24 @@ fn broken(toggle: Toggle, env: &[(&str, &Path)]) -> String {
         "{} did not fail under its own toggle: {detail}",
         toggle.name()
     );
-    assert!(
-        detail.contains(&format!("assertion {} failed", toggle.name())),
-        "{detail}"
-    );
     assert!(detail.contains(&format!("{}=1", toggle.env())), "{detail}");
+    assert_fails_on_its_page(&s.page(ESTATE), toggle);
     out.stderr
+}
+
+/// A broken run's page says its stage failed, and names the condition the
+/// toggle broke, linked to the toggle.
+fn assert_fails_on_its_page(page: &str, t: Toggle) {
+    let stage = t.stage();
+    let row = format!("]({}) | fail |", format_args!("#{}", stage.slug()));
+    assert!(page.contains(&row), "{}: {row}\n{page}", t.name());
+    let failed = format!(
+        "- **FAILED**: passes when {} ([`{}`](toggles.md#{}))",
+        t.bar(),
+        t.name(),
+        t.name()
+    );
+    assert!(page.contains(&failed), "{}: {failed}\n{page}", t.name());
 }
 
 /// A filesystem mirror in the packed layout `terraform providers mirror`
