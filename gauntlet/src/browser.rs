@@ -31,6 +31,8 @@ const NAMES: [&str; 4] = [
 
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
+    #[error("{page}: the layout probe left no answer in the page it loaded")]
+    Probe { page: PathBuf },
     #[error("no Chromium: none of {tried} is on PATH; install Debian's chromium (apt-get install -y chromium) or name one in CHROMIUM")]
     Missing { tried: String },
     #[error(transparent)]
@@ -275,6 +277,81 @@ impl Chromium {
             return Err(BrowserError::Blank { path: target, shot });
         }
         Ok(shot)
+    }
+}
+
+/// The script [`Chromium::layout_faults`] appends to a copy of a page: it
+/// lists, one per line in `<pre id="layout-faults">`, each table cell whose
+/// content is wider than the cell or that reaches past the window's edge,
+/// each chart text drawn smaller than 8 px, and a page that scrolls
+/// sideways.
+const PROBE: &str = r#"<script>
+(function () {
+  var w = document.documentElement.clientWidth, out = [];
+  function name(el) {
+    return el.tagName.toLowerCase() + ' "' + el.textContent.trim().replace(/\s+/g, ' ').slice(0, 60) + '"';
+  }
+  if (document.documentElement.scrollWidth > w + 1) {
+    out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' px wide in a ' + w + ' px window');
+  }
+  document.querySelectorAll('td, th').forEach(function (el) {
+    if (el.getClientRects().length === 0) return;
+    if (el.scrollWidth > el.clientWidth + 1) {
+      out.push('content wider than its cell (' + el.scrollWidth + ' > ' + el.clientWidth + ' px): ' + name(el));
+    }
+    var r = el.getBoundingClientRect();
+    if (r.right > w + 1 || r.left < -1) {
+      out.push('a cell past the window edge (' + Math.round(r.left) + ' to ' + Math.round(r.right) + ' px): ' + name(el));
+    }
+  });
+  document.querySelectorAll('svg text').forEach(function (t) {
+    var m = t.getScreenCTM();
+    if (!m || t.getClientRects().length === 0) return;
+    var px = parseFloat(getComputedStyle(t).fontSize) * Math.sqrt(m.a * m.a + m.b * m.b);
+    if (px < 8) out.push('chart text drawn at ' + px.toFixed(1) + ' px: ' + name(t));
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'layout-faults';
+  pre.textContent = out.join('\n').replace(/[<>&]/g, '?');
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+impl Chromium {
+    /// Load a copy of `page` carrying [`PROBE`] in a window `width` px
+    /// wide, and return what it found wrong with the layout: empty when
+    /// every cell's content fits its cell and the window, and every chart
+    /// label is legible.
+    pub fn layout_faults(&self, page: &Path, width: u32) -> Result<Vec<String>, BrowserError> {
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| BrowserError::Io { path, source }
+        };
+        let html = fs::read_to_string(page).map_err(io(page))?;
+        let scratch = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
+        let probe = scratch.path().join("probe.html");
+        let html = match html.rfind("</body>") {
+            Some(at) => format!("{}{PROBE}{}", &html[..at], &html[at..]),
+            None => format!("{html}{PROBE}"),
+        };
+        fs::write(&probe, html).map_err(io(&probe))?;
+        let out = self.run(
+            &probe,
+            &[format!("--window-size={width},900"), "--dump-dom".into()],
+        )?;
+        let dom = String::from_utf8_lossy(&out);
+        let found = dom
+            .split_once("<pre id=\"layout-faults\">")
+            .and_then(|(_, rest)| rest.split_once("</pre>"))
+            .map(|(faults, _)| faults.to_owned())
+            .ok_or_else(|| BrowserError::Probe {
+                page: page.to_owned(),
+            })?;
+        Ok(found
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.replace("&quot;", "\"").replace("&amp;", "&"))
+            .collect())
     }
 }
 

@@ -285,13 +285,22 @@ fn real_main() -> anyhow::Result<ExitCode> {
             );
             if screens {
                 let chromium = browser::Chromium::find()?;
+                let mut faults = 0;
                 for page in site::pages(&reports)? {
                     let stem = page.file_stem().unwrap_or_default().to_string_lossy();
                     for (width, size) in browser::WIDTHS {
                         let png = reports.join("screens").join(format!("{stem}-{width}.png"));
                         let shot = chromium.screenshot(&page, size, &png)?;
                         println!("Screenshot: {} ({shot})", png.display());
+                        for fault in chromium.layout_faults(&page, size.0)? {
+                            faults += 1;
+                            println!("Layout at {width} width: {}: {fault}", page.display());
+                        }
                     }
+                }
+                if faults > 0 {
+                    eprintln!("{faults} layout fault(s): a value is cut or too small to read");
+                    return Ok(ExitCode::from(1));
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -118,6 +118,21 @@ pub fn provenance(r: &RunRecord) -> String {
     )
 }
 
+/// What kind of estate a page is of, in words a visitor can follow.
+pub fn kind(r: &RunRecord) -> String {
+    let set = match r.set.as_str() {
+        "growing" => "a hand-written estate of this project's own".to_owned(),
+        "corpus" => "a published root, run as its users have it".to_owned(),
+        "root" => "a root given on the command line (`run --root`)".to_owned(),
+        other => format!("set {other}"),
+    };
+    let lane = match r.lane.as_str() {
+        "aws" => "the aws provider against the moto emulator".to_owned(),
+        other => other.to_owned(),
+    };
+    format!("Kind: {set}. Lane: {lane}.")
+}
+
 /// A stage's detail after its verdict word: a stage not run says why
 /// without saying "not run" twice.
 pub fn why(s: &StageRecord) -> &str {
@@ -143,7 +158,7 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>, fresh: &Freshness) -> Stri
     if let Some(source) = &r.source {
         let _ = writeln!(md, "{}\n", source_line(source));
     }
-    let _ = writeln!(md, "Set: {}. Lane: {}.\n", r.set, r.lane);
+    let _ = writeln!(md, "{}\n", kind(r));
     let banner = fresh.banner(r);
     if !banner.is_empty() {
         let _ = writeln!(md, "> {banner}\n");

@@ -386,26 +386,34 @@ const STYLE: &str = r#"
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;line-height:1.45;color:#1b1b1b;background:#fff;max-width:84rem;margin:0 auto;padding:1rem 1.25rem 3rem}
 h1{font-size:1.6rem;margin:.6rem 0}
 h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-h3{font-size:1.05rem}
+h3{font-size:1.05rem;margin:1.2rem 0 .3rem}
 a{color:#1f5fa8}
 nav{font-size:.95rem}
 nav a{margin-right:1rem}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;font-size:.92rem;margin:.5rem 0}
-th,td{border:1px solid #d0d0d0;padding:.35rem .5rem;vertical-align:top;text-align:left}
+th,td{border:1px solid #d0d0d0;padding:.35rem .5rem;vertical-align:top;text-align:left;overflow-wrap:anywhere}
 thead th{background:#f3f3f3}
 td.num{text-align:right;white-space:nowrap}
 .pass{color:#176f2c}.fail,.error{color:#b3261e;font-weight:600}.not-run{color:#6b6b6b}
 td.v.pass{background:#e9f5eb}td.v.fail,td.v.error{background:#fde9e7}
 .verdict{font-size:1.1rem;padding:.5rem .75rem;border-left:6px solid;margin:1rem 0}
 .verdict.clear{border-color:#176f2c;background:#e9f5eb}.verdict.red{border-color:#b3261e;background:#fde9e7}
-.matrix th.stage{font-size:.7rem;font-weight:600;min-width:3.2rem;max-width:5rem;vertical-align:bottom;padding:.3rem .25rem;hyphens:auto}
+.stale{padding:.5rem .75rem;border-left:6px solid #b36b00;background:#fff4e0}
+.provenance{font-size:.88rem;color:#444;overflow-wrap:anywhere}
+.matrix{width:100%;table-layout:fixed}
+.matrix th.stage{font-size:.7rem;font-weight:600;vertical-align:bottom;padding:.3rem .2rem;hyphens:auto;overflow-wrap:anywhere}
 .matrix td{text-align:center;vertical-align:middle}
-.matrix th[scope=row]{position:sticky;left:0;background:#fff;min-width:9.5rem;font-weight:normal}
+.matrix th[scope=row]{position:sticky;left:0;background:#fff;width:10rem;font-weight:normal}
+.matrix thead th:first-child{width:10rem}
 .matrix th[scope=row] a{font-weight:600}
-.matrix td{font-size:.82rem;padding:.35rem .25rem}
+.matrix td{font-size:.78rem;padding:.35rem .1rem}
 .matrix td.v a{display:block;text-decoration:none;color:inherit}
-tr:target{outline:3px solid #1f5fa8}
+section.stage:target{outline:3px solid #1f5fa8;outline-offset:4px}
+ul.checks{padding-left:1.2rem;font-size:.9rem;overflow-wrap:anywhere}
+ul.checks li{margin:.3rem 0}
+ul.checks li.pass strong{color:#176f2c}ul.checks li.fail strong{color:#b3261e}
+.seen{color:#333}
 figure{margin:1rem 0}
 figure svg{display:block;width:100%;height:auto;max-width:860px;border:1px solid #e4e4e4}
 figcaption{font-size:.9rem;color:#444}
@@ -413,29 +421,29 @@ pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mon
 pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;white-space:pre-wrap;word-break:break-word}
 summary{cursor:pointer}
 table.stages{width:100%}
-.detail{font-size:.88rem;min-width:18rem;overflow-wrap:anywhere}
 ul.changes li.red{color:#b3261e}ul.changes li.green{color:#176f2c}
 @media (max-width:42rem){
 body{padding:.6rem}
 h1{font-size:1.3rem}
-.detail{min-width:0}
-.matrix th[scope=row]{min-width:8.5rem;max-width:9rem}
-table.stages,table.stages tbody,table.stages tr,table.stages th,table.stages td{display:block;width:100%}
-table.stages thead{display:none}
-table.stages tr{border:1px solid #c8c8c8;margin-bottom:.8rem}
-table.stages th,table.stages td{border:0;border-top:1px solid #eee;text-align:left}
-table.stages td:empty{display:none}
-table.stages td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:#444}
-table.toggles td:nth-child(2){display:none}table.toggles th:nth-child(2){display:none}
+table.cards,table.cards tbody,table.cards tr,table.cards th,table.cards td{display:block;width:100%}
+table.cards thead{display:none}
+table.cards tr{border:1px solid #c8c8c8;margin-bottom:.8rem}
+table.cards th,table.cards td{border:0;border-top:1px solid #eee;text-align:left;white-space:normal;position:static}
+table.cards td:empty{display:none}
+table.cards td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:#444}
+.matrix td{text-align:left;font-size:.9rem;padding:.2rem .5rem}
+.matrix td.v a{display:inline}
+figure.chart{overflow-x:auto;-webkit-overflow-scrolling:touch}
+figure.chart svg{min-width:780px}
 }
 @media print{
 body{max-width:none;padding:0;font-size:9.5pt;-webkit-print-color-adjust:exact;print-color-adjust:exact}
 nav,.plans{display:none}
 a{color:inherit;text-decoration:none}
 .scroll{overflow:visible}
-.matrix{font-size:7pt}.matrix th.stage{font-size:6.5pt;min-width:0}
-table.stages{width:100%;table-layout:fixed}.detail{min-width:0;font-size:8pt}
-table.stages th,table.stages td{overflow-wrap:anywhere;font-size:7.5pt}table.stages thead th:nth-child(1){width:15%}table.stages thead th:nth-child(n+2):nth-child(-n+6){width:8.5%}
+.matrix{font-size:7pt}.matrix th.stage{font-size:6.5pt}
+table.stages{width:100%;table-layout:fixed}
+table.stages th,table.stages td{overflow-wrap:anywhere;font-size:7.5pt}
 figure,pre{break-inside:avoid}
 h2{break-after:avoid}
 figure svg{max-width:16cm;border:0}
@@ -465,11 +473,11 @@ fn figure(svg: &str, label: &str, caption: &str) -> String {
 
 /// The BREAK toggles as an HTML table, each row anchored by its name.
 fn toggles_html() -> String {
-    let mut h = String::from("<div class=\"scroll\"><table class=\"toggles\"><thead><tr><th>Toggle</th><th>Stage</th><th>Passes when</th><th>What the toggle corrupts</th></tr></thead><tbody>\n");
+    let mut h = String::from("<div class=\"scroll\"><table class=\"toggles cards\"><thead><tr><th>Toggle</th><th>Stage</th><th>Passes when</th><th>What the toggle corrupts</th></tr></thead><tbody>\n");
     for t in Toggle::ALL {
         let _ = writeln!(
             h,
-            "<tr id=\"{0}\"><td><code>{0}</code><br><code>{1}=1</code></td><td>{2}</td><td>{3}</td><td>{4}</td></tr>",
+            "<tr id=\"{0}\"><td><code>{0}</code><br><code>{1}=1</code></td><td data-label=\"Stage\">{2}</td><td data-label=\"Passes when\">{3}</td><td data-label=\"What the toggle corrupts\">{4}</td></tr>",
             t.name(),
             t.env(),
             escape(t.stage().title()),
@@ -576,17 +584,17 @@ fn history_html(estate: &str, lines: &[Line]) -> String {
         "<section id=\"history\"><h2>History</h2>\n<p>Every run of this estate, newest first, from <a href=\"history/{0}.jsonl\">history/{0}.jsonl</a>.</p>\n",
         escape(estate)
     );
-    h.push_str("<div class=\"scroll\"><table><thead><tr><th>Started</th><th>Commit</th><th>Exit code</th><th>Stages</th><th>Total</th><th>choudoufu</th><th>BREAK toggles on</th></tr></thead><tbody>\n");
+    h.push_str("<div class=\"scroll\"><table class=\"cards\"><thead><tr><th>Started</th><th>Commit</th><th>Exit code</th><th>Stages</th><th>Total</th><th>Conditions</th><th>BREAK toggles on</th></tr></thead><tbody>\n");
     for l in lines.iter().rev() {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td data-label=\"Started\">{}</td><td data-label=\"Commit\"><code>{}</code></td><td class=\"num\" data-label=\"Exit code\">{}</td><td data-label=\"Stages\">{}</td><td class=\"num\" data-label=\"Total\">{}</td><td data-label=\"Conditions\">{}</td><td data-label=\"BREAK toggles on\">{}</td></tr>",
             date(&l.started_at),
             escape(&l.commit),
             l.exit_code,
             tally(l),
             ms(l.total_ms),
-            escape(&l.versions.engine),
+            escape(&l.conditions.describe()),
             escape(&l.breaks.join(", "))
         );
     }
@@ -672,14 +680,13 @@ pub fn estate_html(
         format!("<a href=\"history/{e}.jsonl\">History</a>")
     };
     let mut h = format!(
-        "<nav><a href=\"index.html\">All estates</a><a href=\"{TOGGLES_PAGE}.html\">Toggles</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n{}<p>Set: {}. Lane: {}.</p>\n{}<p class=\"verdict {}\"><strong>{}</strong></p>\n<p class=\"provenance\">{}</p>\n",
+        "<nav><a href=\"index.html\">All estates</a><a href=\"{TOGGLES_PAGE}.html\">Toggles</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n{}<p>{}</p>\n{}<p class=\"verdict {}\"><strong>{}</strong></p>\n<p class=\"provenance\">{}</p>\n",
         escape(&r.description),
         r.source.as_ref().map_or(String::new(), |s| format!(
             "<p>{}</p>\n",
             escape(&crate::report::source_line(s))
         )),
-        escape(&r.set),
-        escape(&r.lane),
+        inline(&report::kind(r)),
         match fresh.banner(r) {
             b if b.is_empty() => String::new(),
             b => format!("<p class=\"stale\">{}</p>\n", inline(&b)),
@@ -700,7 +707,7 @@ pub fn estate_html(
     }
     h.push_str("<section id=\"changes\"><h2>Since the last run</h2>\n");
     h.push_str(&since_html(&r.conditions, since));
-    h.push_str("</section>\n<section id=\"stages\"><h2>Stages</h2>\n<div class=\"scroll\"><table class=\"stages\"><thead><tr><th>Stage</th><th>Verdict</th><th>Duration</th><th>choudoufu</th><th>stock terraform</th><th>moto requests, estate / oracle</th></tr></thead><tbody>\n");
+    h.push_str("</section>\n<section id=\"stages\"><h2>Stages</h2>\n<div class=\"scroll\"><table class=\"stages cards\"><thead><tr><th>Stage</th><th>Verdict</th><th>Duration</th><th>choudoufu</th><th>stock terraform</th><th>moto requests, estate / oracle</th></tr></thead><tbody>\n");
     for s in &r.stages {
         h.push_str(&stage_row(s));
     }
@@ -719,7 +726,7 @@ pub fn estate_html(
         h.push_str(&figure(
             svg,
             &format!("{}: each stage's time, choudoufu beside stock terraform", r.estate),
-            "Each measured stage: the seconds choudoufu ran (blue, upper bar) beside the seconds stock terraform ran (orange, lower bar). Cold deploy is stock's alone; the engine's stages run stock on the oracle twin where the seeds do.",
+            "Each measured stage: the seconds choudoufu ran (blue, upper bar) beside the seconds stock terraform ran (orange, lower bar). Cold deploy is stock's alone; in the engine's stages stock runs the same step on the oracle twin wherever terraform has one.",
         ));
         h.push_str("</section>\n");
     }
@@ -781,22 +788,22 @@ fn matrix_cell(r: &RunRecord, stage: StageId) -> String {
     } else {
         " data-ran=\"\""
     };
+    let verdict = s.given();
     format!(
-        "<td class=\"v {}\"{ran}><a href=\"{e}.html#{}\" title=\"{}: {}{duration}\">{}</a></td>",
-        class(s.verdict),
+        "<td class=\"v {}\"{ran} data-label=\"{2}\"><a href=\"{e}.html#{}\" title=\"{}: {}{duration}\">{3}</a></td>",
+        class(verdict),
         s.stage.slug(),
         escape(&s.title),
-        s.verdict.word(),
-        s.verdict.word()
+        verdict.word(),
     )
 }
 
 fn bench_table_html(b: &PlanFromNothing) -> String {
-    let mut h = String::from("<div class=\"scroll\"><table><thead><tr><th>objects</th><th>terraform plan (refresh) s</th><th>requests</th><th>choudoufu plan s</th><th>requests</th><th>ratio</th><th>record store: parameters, pages</th><th>choudoufu plan -no-records s</th><th>requests</th></tr></thead><tbody>\n");
+    let mut h = String::from("<div class=\"scroll\"><table class=\"cards\"><thead><tr><th>objects</th><th>terraform plan (refresh) s</th><th>requests</th><th>choudoufu plan s</th><th>requests</th><th>ratio</th><th>record store: parameters, pages</th><th>choudoufu plan -no-records s</th><th>requests</th></tr></thead><tbody>\n");
     for r in &b.rows {
         let _ = writeln!(
             h,
-            "<tr><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}x</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
+            "<tr><td class=\"num\" data-label=\"objects\">{}</td><td class=\"num\" data-label=\"terraform plan (refresh) s\">{:.2}</td><td class=\"num\" data-label=\"requests\">{}</td><td class=\"num\" data-label=\"choudoufu plan s\">{:.2}</td><td class=\"num\" data-label=\"requests\">{}</td><td class=\"num\" data-label=\"ratio\">{:.2}x</td><td class=\"num\" data-label=\"record store: parameters, pages\">{}</td><td class=\"num\" data-label=\"choudoufu plan -no-records s\">{:.2}</td><td class=\"num\" data-label=\"requests\">{}</td></tr>",
             r.objects,
             r.terraform_s,
             r.terraform_requests,
@@ -835,7 +842,7 @@ pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
         "<nav><a href=\"#matrix\">Estates</a><a href=\"#plan-from-nothing\">Plan from nothing</a><a href=\"#reproduce\">Reproduce it</a><a href=\"index.md\">Markdown</a></nav>\n<h1>choudoufu · evidence</h1>\n",
     );
     let _ = writeln!(h, "<p>{}</p>", inline(INTRO));
-    h.push_str("<section id=\"matrix\"><h2>Estates by stage</h2>\n<div class=\"scroll\"><table class=\"matrix\"><thead><tr><th scope=\"col\">Estate, last run</th>");
+    h.push_str("<section id=\"matrix\"><h2>Estates by stage</h2>\n<div class=\"scroll\"><table class=\"matrix cards\"><thead><tr><th scope=\"col\">Estate, last run</th>");
     for s in &stages {
         let _ = write!(
             h,
@@ -1144,7 +1151,7 @@ mod tests {
         .unwrap();
         let html = fs::read_to_string(render(d.path()).unwrap()).unwrap();
         assert_eq!(html.matches("<figure class=\"chart\">").count(), 2);
-        assert!(html.contains("<td class=\"num\">15</td><td class=\"num\">8.94</td><td class=\"num\">81</td><td class=\"num\">4.32</td><td class=\"num\">83</td><td class=\"num\">0.48x</td><td class=\"num\">4, 1</td>"));
+        assert!(html.contains("<td class=\"num\" data-label=\"objects\">15</td><td class=\"num\" data-label=\"terraform plan (refresh) s\">8.94</td><td class=\"num\" data-label=\"requests\">81</td><td class=\"num\" data-label=\"choudoufu plan s\">4.32</td><td class=\"num\" data-label=\"requests\">83</td><td class=\"num\" data-label=\"ratio\">0.48x</td><td class=\"num\" data-label=\"record store: parameters, pages\">4, 1</td>"));
         let md = fs::read_to_string(d.path().join("index.md")).unwrap();
         assert!(
             md.contains("| 100 | 11.90 | 540 | 6.14 | 544 | 0.52x | – | 6.47 | 544 |"),

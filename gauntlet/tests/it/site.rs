@@ -287,6 +287,48 @@ fn the_site_renders_offline_and_every_link_resolves_in_chromium() {
     let cells = estates.len() * gauntlet::stage::StageId::ALL.len();
     assert!(checked > cells, "only {checked} links");
 
+    // At a phone's width and a desktop's, no page cuts a value: every
+    // cell's content fits its cell and the window, every chart label is
+    // drawn at 8 px or more, and no page scrolls sideways. The probe finds
+    // a cut value where there is one.
+    let cut = dir.join("cut.html");
+    fs::write(
+        &cut,
+        "<!doctype html><html><body><table><tr><td style=\"white-space:nowrap\">261 / 261 requests, and a value far too long to fit a phone's width</td></tr></table></body></html>",
+    )
+    .unwrap();
+    let found = chromium.layout_faults(&cut, 390).unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("content wider than its cell")),
+        "{found:?}"
+    );
+    let pages: Vec<&String> = doms.keys().collect();
+    let faults: Vec<String> = std::thread::scope(|scope| {
+        let chromium = &chromium;
+        let runs: Vec<_> = WIDTHS
+            .iter()
+            .map(|&(width, (px, _))| {
+                let pages = &pages;
+                scope.spawn(move || {
+                    pages
+                        .iter()
+                        .flat_map(|page| {
+                            chromium
+                                .layout_faults(&dir.join(page), px)
+                                .unwrap_or_else(|e| panic!("{page}: {e}"))
+                                .into_iter()
+                                .map(move |f| format!("{page} at {width} width: {f}"))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
+    });
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+
     // Charts: the plan-from-nothing figures on the index, each measured
     // estate's stages on its page, none of them empty.
     let marks = chart_marks(index);
