@@ -54,31 +54,45 @@ fn hashed_name(prefix: &str, content: &str) -> String {
     format!("{prefix}/hashed-{}", &hex[..8])
 }
 
-/// The line number (from 1) of the first line of `text` containing `needle`.
-fn line_of(text: &str, needle: &str) -> Option<usize> {
-    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
-}
-
 /// Where the new object's create completes and the deposed object's destroy
 /// starts in an apply log: both lines, the create first.
-fn order(log: &str) -> Result<(usize, usize), String> {
-    let created = line_of(log, &format!("{ADDR}: Creation complete"));
-    let destroying = log
-        .lines()
-        .position(|l| {
-            l.starts_with(&format!("{ADDR} (deposed object ")) && l.contains("Destroying...")
-        })
-        .map(|i| i + 1);
+fn order(log: &str) -> Result<(Cited, Cited), String> {
+    let lines: Vec<&str> = log.lines().collect();
+    let created = lines
+        .iter()
+        .position(|l| l.starts_with(&format!("{ADDR}: Creation complete")));
+    let destroying = lines.iter().position(|l| {
+        l.starts_with(&format!("{ADDR} (deposed object ")) && l.contains("Destroying...")
+    });
+    let cite = |i: usize| Cited {
+        line: i + 1,
+        text: lines[i].trim().to_owned(),
+    };
     match (created, destroying) {
-        (Some(c), Some(d)) if c < d => Ok((c, d)),
+        (Some(c), Some(d)) if c < d => Ok((cite(c), cite(d))),
         (Some(c), Some(d)) => Err(format!(
-            "the deposed object's destroy starts at line {d}, before the new object's creation completes at line {c}"
+            "the deposed object's destroy starts ({}) before the new object's creation completes ({})",
+            cite(d),
+            cite(c)
         )),
         (c, d) => Err(format!(
             "the log shows the new object's creation complete: {}, the deposed object's destroy: {}",
-            c.map_or("no".into(), |c| format!("line {c}")),
-            d.map_or("no".into(), |d| format!("line {d}"))
+            c.map_or("no".into(), |c| cite(c).to_string()),
+            d.map_or("no".into(), |d| cite(d).to_string())
         )),
+    }
+}
+
+/// A line of a log, quoted with its number.
+#[derive(Debug)]
+struct Cited {
+    line: usize,
+    text: String,
+}
+
+impl std::fmt::Display for Cited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: \"{}\"", self.line, self.text)
     }
 }
 
@@ -330,7 +344,7 @@ fn judge_order(engine: &Output, stock: &str) -> Result<String, String> {
     }
     match (p.is_empty(), ours, theirs) {
         (true, Ok((c, d)), Ok((sc, sd))) => Ok(format!(
-            "at -parallelism=1 choudoufu's apply log shows the new object's creation complete (line {c}) before the deposed object's destroy starts (line {d}), the order stock's apply shows on the oracle twin (lines {sc} and {sd}); apply: {want}"
+            "at -parallelism=1 choudoufu's apply log shows the new object's creation complete ({c}) before the deposed object's destroy starts ({d}), the order stock's apply shows on the oracle twin ({sc}, then {sd}); apply: {want}"
         )),
         _ => Err(p.join("; ")),
     }
@@ -403,7 +417,12 @@ mod tests {
         let good = "aws_ssm_parameter.hashed: Creating...\n\
                     aws_ssm_parameter.hashed: Creation complete after 0s [id=/p/b]\n\
                     aws_ssm_parameter.hashed (deposed object 1a2b3c4d): Destroying... [id=/p/a]\n";
-        assert_eq!(order(good), Ok((2, 3)));
+        let (c, d) = order(good).unwrap();
+        assert_eq!((c.line, d.line), (2, 3));
+        assert_eq!(
+            format!("{c}, then {d}"),
+            "line 2: \"aws_ssm_parameter.hashed: Creation complete after 0s [id=/p/b]\", then line 3: \"aws_ssm_parameter.hashed (deposed object 1a2b3c4d): Destroying... [id=/p/a]\""
+        );
         let bad = "aws_ssm_parameter.hashed (deposed object 1a2b3c4d): Destroying... [id=/p/a]\n\
                    aws_ssm_parameter.hashed: Creation complete after 0s [id=/p/b]\n";
         assert!(order(bad)
