@@ -19,6 +19,10 @@
 # naming the commit, the date, the versions and the command, and as
 # reports/plan-from-nothing.json beside it, which `gauntlet site` reads.
 #
+# BUILD=debug measures the debug build instead of the release one (the
+# suite does, to prove the script without a release build); pages name the
+# build they measured.
+#
 # Needs the virtualenv `cargo run -p gauntlet -- provision` makes (moto),
 # terraform on PATH or in TERRAFORM, and the provider mirror in
 # CHOUDOUFU_BENCH_MIRROR or live/aws-lane.toml's provider_mirrors.
@@ -49,8 +53,13 @@ print(v, found[0])
 PY
 )
 
-cargo build --quiet --release -p engine --bin choudoufu
-choudoufu=$(realpath "${CARGO_TARGET_DIR:-target}/release/choudoufu")
+build=${BUILD:-release}
+case $build in
+  release) cargo build --quiet --release -p engine --bin choudoufu ;;
+  debug) cargo build --quiet -p engine --bin choudoufu ;;
+  *) echo "BUILD is release or debug, not $build" >&2; exit 2 ;;
+esac
+choudoufu=$(realpath "${CARGO_TARGET_DIR:-target}/$build/choudoufu")
 
 work=$(mktemp -d)
 moto_pid=
@@ -263,10 +272,10 @@ PY
 done
 
 commit=$(git rev-parse --short=10 HEAD)
-dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
+dirty=$(git status --porcelain --untracked-files=no -- . ':(exclude)reports' | grep -q . && echo " (with uncommitted changes)" || true)
 tf_version=$("$terraform" version | head -1)
 moto_version=$("$PWD/.venv/bin/python" -c 'import moto; print(moto.__version__)')
-command="SHAPE=$shape SIZES=\"$sizes\" RUNS=$runs scripts/bench-plan.sh"
+command="SHAPE=$shape SIZES=\"$sizes\" RUNS=$runs${BUILD:+ BUILD=$build} scripts/bench-plan.sh"
 sizes_text=$(python3 -c 'import sys; s = sys.argv[1:]; print(", ".join(s[:-1]) + " and " + s[-1] if len(s) > 1 else s[0])' $sizes)
 mkdir -p "$(dirname "$page")"
 {
@@ -300,7 +309,7 @@ mkdir -p "$(dirname "$page")"
   echo
   cat "$table"
   echo
-  echo "Last run at commit $commit$dirty, started $started, release build, on $(nproc) cores; $tf_version, hashicorp/aws $version, moto $moto_version."
+  echo "Last run at commit $commit$dirty, started $started, $build build, on $(nproc) cores; $tf_version, hashicorp/aws $version, moto $moto_version."
   echo
   echo "## Reproduce it"
   echo
@@ -308,10 +317,10 @@ mkdir -p "$(dirname "$page")"
   echo "$command"
   echo '```'
   echo
-  echo "Needs the virtualenv \`cargo run -p gauntlet -- provision\` makes (moto), stock terraform on PATH or in TERRAFORM, and the aws provider in CHOUDOUFU_BENCH_MIRROR or a mirror \`live/aws-lane.toml\` names. It builds choudoufu in release mode itself. No BREAK toggle applies: these are measurements, not assertions."
+  echo "Needs the virtualenv \`cargo run -p gauntlet -- provision\` makes (moto), stock terraform on PATH or in TERRAFORM, and the aws provider in CHOUDOUFU_BENCH_MIRROR or a mirror \`live/aws-lane.toml\` names. It builds choudoufu itself (release mode unless BUILD=debug). No BREAK toggle applies: these are measurements, not assertions."
 } > "$page"
 json=${page%.md}.json
-COMMIT="$commit$dirty" STARTED=$started CORES=$(nproc) TF_VERSION=$tf_version PROVIDER=$version MOTO=$moto_version COMMAND=$command \
+BUILD=$build COMMIT="$commit$dirty" STARTED=$started CORES=$(nproc) TF_VERSION=$tf_version PROVIDER=$version MOTO=$moto_version COMMAND=$command \
   python3 - "$work/rows" > "$json" <<'PY'
 import json, os, sys
 rows = []
@@ -326,7 +335,7 @@ for line in open(sys.argv[1]):
     })
 e = os.environ
 print(json.dumps({
-    "started_at": e["STARTED"], "commit": e["COMMIT"], "build": "release",
+    "started_at": e["STARTED"], "commit": e["COMMIT"], "build": e["BUILD"],
     "cores": int(e["CORES"]), "terraform": e["TF_VERSION"], "aws_provider": e["PROVIDER"],
     "emulator": e["MOTO"], "command": e["COMMAND"], "rows": rows,
 }, indent=2))

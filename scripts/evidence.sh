@@ -2,8 +2,10 @@
 # The nightly evidence workflow's steps, one subcommand each, so that the
 # suite runs the same commands the workflow runs.
 #
-#   scripts/evidence.sh estates                 the estates, as a JSON list
+#   scripts/evidence.sh estates [--with-bench]  the estates, as a JSON list (and
+#                                               plan-from-nothing, the weekly benchmark)
 #   scripts/evidence.sh run ESTATE [ARGS...]    build the engine, run one estate
+#   scripts/evidence.sh run plan-from-nothing   the benchmark's page, as its page reproduces it
 #   scripts/evidence.sh merge-history SAVED     earlier nights' lines into reports/history
 #   scripts/evidence.sh keep-history SAVED      reports/history's lines into SAVED
 #   scripts/evidence.sh site [ARGS...]          render the site from reports/
@@ -44,11 +46,17 @@ case ${1:-} in
       printf '%s"%s"' "$sep" "$(basename "$(dirname "$m")")"
       sep=,
     done
+    [[ ${2:-} != --with-bench ]] || printf '%s"plan-from-nothing"' "$sep"
     printf ']\n'
     ;;
   run)
     [[ $# -ge 2 ]] || { echo "usage: $0 run ESTATE [ARGS...]" >&2; exit 2; }
     shift
+    if [[ $1 == plan-from-nothing ]]; then
+      # The sizes the committed page measured, unless SIZES says otherwise.
+      SHAPE=simple SIZES=${SIZES:-"15 100 500"} PAGE=$reports/plan-from-nothing.md scripts/bench-plan.sh
+      exit
+    fi
     [[ -n ${GAUNTLET:-} ]] || cargo build -q -p engine --bin choudoufu
     gauntlet run --reports-dir "$reports" "$@"
     ;;

@@ -1,6 +1,6 @@
 //! Whether a page still speaks for the code: a run's record is stale once
-//! the engine, the gauntlet, the lock file, the pins (`live/`) or the
-//! estate's own folder changed after the commit it ran at.
+//! the engine's or the gauntlet's sources, the lock file, the pins
+//! (`live/`) or the estate's own folder changed after the commit it ran at.
 
 use std::path::Path;
 use std::process::Command;
@@ -58,12 +58,21 @@ impl Freshness {
     }
 }
 
-/// The paths a run depends on, relative to the checkout's top.
+/// The paths a run depends on, relative to the checkout's top: the two
+/// crates' sources and manifests (their tests are not the run), the lock
+/// file, the pins, and the estate.
 fn watched(top: &Path, estate: &str) -> Vec<String> {
-    let mut paths: Vec<String> = ["engine", "gauntlet", "live", "Cargo.lock"]
-        .into_iter()
-        .map(String::from)
-        .collect();
+    let mut paths: Vec<String> = [
+        "engine/src",
+        "engine/Cargo.toml",
+        "gauntlet/src",
+        "gauntlet/Cargo.toml",
+        "live",
+        "Cargo.lock",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
     let own = format!("estates/{estate}");
     if top.join(&own).is_dir() {
         paths.push(own);
@@ -125,10 +134,10 @@ pub fn at(reports: &Path, commit: &str, paths: impl FnOnce(&Path) -> Vec<String>
                         .find(|p| f == *p || f.starts_with(&format!("{p}/")))
                 })
                 .map(|p| {
-                    if p.contains('.') {
-                        p.clone()
-                    } else {
+                    if top.join(p).is_dir() {
                         format!("{p}/")
+                    } else {
+                        p.clone()
                     }
                 })
                 .collect();
@@ -192,9 +201,11 @@ mod tests {
         let reports = top.join("reports");
         assert_eq!(of(&reports, &r), Freshness::Current);
         assert_eq!(Freshness::Current.banner(&r), "");
-        // A change to the reports, the README or another estate: current.
+        // A change to the reports, the README, another estate or the
+        // engine's tests: current.
         commit_file(top, "README.md", "b");
         commit_file(top, "estates/other/main.tf", "b");
+        commit_file(top, "engine/tests/it.rs", "b");
         assert_eq!(of(&reports, &r), Freshness::Current);
         // The engine and a pin change: stale, naming both.
         commit_file(top, "engine/src/lib.rs", "b");
@@ -205,10 +216,10 @@ mod tests {
             unreachable!()
         };
         assert!(last.starts_with(commit.as_str()), "{last} {commit}");
-        assert_eq!(paths, &["engine/", "live/"]);
+        assert_eq!(paths, &["engine/src/", "live/"]);
         let banner = f.banner(&r);
         assert!(
-            banner.starts_with(&format!("**Stale.** This run is from commit {}; engine/, live/ changed since (a pin moved), last at ", r.commit)),
+            banner.starts_with(&format!("**Stale.** This run is from commit {}; engine/src/, live/ changed since (a pin moved), last at ", r.commit)),
             "{banner}"
         );
         // A record of a dirty tree is judged by its commit.

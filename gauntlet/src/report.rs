@@ -327,8 +327,8 @@ pub enum PageError {
     History(#[from] HistoryError),
     #[error(transparent)]
     Chart(#[from] ChartError),
-    #[error("{estate}: {source}; no page is written over it")]
-    Disagrees { estate: String, source: Disagrees },
+    #[error("{estate}: {why}; no page is written over it")]
+    Disagrees { estate: String, why: Disagrees },
 }
 
 fn put(path: &Path, text: &str) -> Result<(), PageError> {
@@ -363,9 +363,9 @@ pub fn write(dir: &Path, r: &RunRecord) -> Result<(PathBuf, PathBuf), PageError>
 /// measured, the chart of their time. Returns the Markdown page's path.
 pub fn pages(dir: &Path, r: &RunRecord, lines: &[history::Line]) -> Result<PathBuf, PageError> {
     for s in &r.stages {
-        s.agrees().map_err(|source| PageError::Disagrees {
+        s.agrees().map_err(|why| PageError::Disagrees {
             estate: r.estate.clone(),
-            source,
+            why,
         })?;
     }
     let since = history::since(lines, r);

@@ -171,9 +171,15 @@ impl Site {
         estates.sort_by(|a, b| a.0.estate.cmp(&b.0.estate));
         let bench_fresh = match &plan_from_nothing {
             Some(b) => freshness::at(reports, &b.commit, |_| {
-                ["engine", "live", "Cargo.lock", "scripts/bench-plan.sh"]
-                    .map(String::from)
-                    .to_vec()
+                [
+                    "engine/src",
+                    "engine/Cargo.toml",
+                    "live",
+                    "Cargo.lock",
+                    "scripts/bench-plan.sh",
+                ]
+                .map(String::from)
+                .to_vec()
             }),
             None => Freshness::Current,
         };

@@ -1,6 +1,7 @@
 //! The nightly evidence workflow's script (`scripts/evidence.sh`) on its
-//! own: the estate list its matrix takes, and the run history carried from
-//! night to night through the cache. Its `run` and `site` steps run in
+//! own: the estate list its matrix takes, the run history carried from
+//! night to night through the cache, and the weekly benchmark's job. Its
+//! `run` and `site` steps for an estate run in
 //! `roots::break_root_cold_deploy`.
 
 use std::fs;
@@ -14,6 +15,7 @@ fn evidence(args: &[&str], reports: &Path) -> String {
         Command::new(workspace().join("scripts/evidence.sh"))
             .args(args)
             .env("REPORTS", reports)
+            .env("GAUNTLET", env!("CARGO_BIN_EXE_gauntlet"))
             .output()
             .unwrap(),
     );
@@ -34,6 +36,54 @@ fn the_matrix_lists_every_estate() {
     on_disk.sort();
     assert_eq!(listed, on_disk);
     assert!(listed.len() >= 3, "{listed:?}");
+    // The weekly run adds the benchmark as one more job.
+    let weekly: Vec<String> = serde_json::from_str(&evidence(
+        &["estates", "--with-bench"],
+        Path::new("reports"),
+    ))
+    .unwrap();
+    assert_eq!(weekly[..listed.len()], listed[..]);
+    assert_eq!(weekly[listed.len()..], ["plan-from-nothing"]);
+}
+
+/// The benchmark's job, as the workflow runs it (a debug build and one
+/// small size here): its page and figures land in the reports folder, and
+/// the site draws them beside an estate's record.
+#[test]
+fn the_weekly_benchmark_writes_the_figures_the_site_draws() {
+    let d = tempfile::tempdir().unwrap();
+    let reports = d.path().join("reports");
+    fs::create_dir_all(&reports).unwrap();
+    let out = finish(
+        Command::new(workspace().join("scripts/evidence.sh"))
+            .args(["run", "plan-from-nothing"])
+            .env("REPORTS", &reports)
+            .env("BUILD", "debug")
+            .env("SIZES", "3")
+            .env("RUNS", "1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let figures: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(reports.join("plan-from-nothing.json")).unwrap())
+            .unwrap();
+    assert_eq!(figures["build"], "debug");
+    assert_eq!(figures["rows"][0]["objects"], 3);
+    assert!(figures["rows"][0]["terraform_requests"].as_u64().unwrap() > 0);
+    assert!(figures["rows"][0]["choudoufu_requests"].as_u64().unwrap() > 0);
+    assert_eq!(
+        figures["command"],
+        "SHAPE=simple SIZES=\"3\" RUNS=1 BUILD=debug scripts/bench-plan.sh"
+    );
+    let page = fs::read_to_string(reports.join("plan-from-nothing.md")).unwrap();
+    assert!(page.contains("debug build"), "{page}");
+    let record = workspace().join("reports/reference-aws-stateful.json");
+    fs::copy(&record, reports.join("reference-aws-stateful.json")).unwrap();
+    evidence(&["site"], &reports);
+    let index = fs::read_to_string(reports.join("index.md")).unwrap();
+    assert!(index.contains("| 3 | "), "{index}");
+    assert!(reports.join("charts/plan-from-nothing-time.svg").is_file());
 }
 
 /// Three nights, each on a fresh checkout holding only the committed
