@@ -280,30 +280,44 @@ impl Chromium {
     }
 }
 
-/// The script [`Chromium::layout_faults`] appends to a copy of a page: it
-/// lists, one per line in `<pre id="layout-faults">`, each table cell whose
-/// content is wider than the cell or that reaches past the window's edge,
-/// each chart text drawn smaller than 8 px, and a page that scrolls
-/// sideways.
+/// The script [`Chromium::layout_faults`] appends to a copy of a page, with
+/// `WIDTH` replaced by the width to probe: it lists, one per line in `<pre
+/// id="layout-faults">`, each table cell whose content is wider than the
+/// cell or that reaches past that width, anything else reaching past it
+/// outside a box that scrolls sideways (the page would), and each chart
+/// text drawn smaller than 8 px. Chromium's headless window is never
+/// narrower than 500 px, so a narrower width is probed by narrowing the
+/// page's root box: the layout is the same wherever the stylesheet's
+/// breakpoints agree for both widths (the site's one is 42rem, 672 px).
 const PROBE: &str = r#"<script>
 (function () {
-  var w = document.documentElement.clientWidth, out = [];
+  var w = WIDTH, out = [];
+  if (window.innerWidth > w) document.documentElement.style.width = w + 'px';
   function name(el) {
     return el.tagName.toLowerCase() + ' "' + el.textContent.trim().replace(/\s+/g, ' ').slice(0, 60) + '"';
   }
-  if (document.documentElement.scrollWidth > w + 1) {
-    out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' px wide in a ' + w + ' px window');
+  function scrolls(el) {
+    for (var p = el.parentElement; p; p = p.parentElement) {
+      var o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll') return true;
+    }
+    return false;
   }
-  document.querySelectorAll('td, th').forEach(function (el) {
+  var past = 0, widest = '';
+  document.querySelectorAll('body *').forEach(function (el) {
     if (el.getClientRects().length === 0) return;
-    if (el.scrollWidth > el.clientWidth + 1) {
+    var r = el.getBoundingClientRect();
+    var cell = el.tagName === 'TD' || el.tagName === 'TH';
+    if (cell && el.scrollWidth > el.clientWidth + 1) {
       out.push('content wider than its cell (' + el.scrollWidth + ' > ' + el.clientWidth + ' px): ' + name(el));
     }
-    var r = el.getBoundingClientRect();
-    if (r.right > w + 1 || r.left < -1) {
+    if (cell && (r.right > w + 1 || r.left < -1)) {
       out.push('a cell past the window edge (' + Math.round(r.left) + ' to ' + Math.round(r.right) + ' px): ' + name(el));
+    } else if (!cell && r.right > w + 1 && !scrolls(el)) {
+      if (r.right > past) { past = Math.round(r.right); widest = name(el); }
     }
   });
+  if (past > 0) out.push('the page scrolls sideways: ' + widest + ' reaches ' + past + ' px in a ' + w + ' px window');
   document.querySelectorAll('svg text').forEach(function (t) {
     var m = t.getScreenCTM();
     if (!m || t.getClientRects().length === 0) return;
@@ -330,9 +344,10 @@ impl Chromium {
         let html = fs::read_to_string(page).map_err(io(page))?;
         let scratch = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
         let probe = scratch.path().join("probe.html");
+        let probe_script = PROBE.replace("WIDTH", &width.to_string());
         let html = match html.rfind("</body>") {
-            Some(at) => format!("{}{PROBE}{}", &html[..at], &html[at..]),
-            None => format!("{html}{PROBE}"),
+            Some(at) => format!("{}{probe_script}{}", &html[..at], &html[at..]),
+            None => format!("{html}{probe_script}"),
         };
         fs::write(&probe, html).map_err(io(&probe))?;
         let out = self.run(

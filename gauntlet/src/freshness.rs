@@ -58,9 +58,21 @@ impl Freshness {
     }
 }
 
-/// The paths a run depends on, relative to the checkout's top: the two
-/// crates' sources and manifests (their tests are not the run), the lock
-/// file, the pins, and the estate.
+/// The gauntlet's modules that render a record rather than make one: the
+/// pages are drawn by the code of the checkout they are rendered in, so a
+/// change to these leaves every record as true as it was.
+const RENDERERS: [&str; 5] = [
+    "site.rs",
+    "report.rs",
+    "chart.rs",
+    "browser.rs",
+    "freshness.rs",
+];
+
+/// The paths a run depends on, as git pathspecs relative to the checkout's
+/// top: the two crates' sources and manifests (their tests are not the
+/// run, the renderers not the record), the lock file, the pins, and the
+/// estate.
 fn watched(top: &Path, estate: &str) -> Vec<String> {
     let mut paths: Vec<String> = [
         "engine/src",
@@ -72,6 +84,7 @@ fn watched(top: &Path, estate: &str) -> Vec<String> {
     ]
     .into_iter()
     .map(String::from)
+    .chain(RENDERERS.map(|r| format!(":(exclude)gauntlet/src/{r}")))
     .collect();
     let own = format!("estates/{estate}");
     if top.join(&own).is_dir() {
@@ -131,6 +144,7 @@ pub fn at(reports: &Path, commit: &str, paths: impl FnOnce(&Path) -> Vec<String>
                 .filter_map(|f| {
                     paths
                         .iter()
+                        .filter(|p| !p.starts_with(':'))
                         .find(|p| f == *p || f.starts_with(&format!("{p}/")))
                 })
                 .map(|p| {
@@ -201,11 +215,12 @@ mod tests {
         let reports = top.join("reports");
         assert_eq!(of(&reports, &r), Freshness::Current);
         assert_eq!(Freshness::Current.banner(&r), "");
-        // A change to the reports, the README, another estate or the
-        // engine's tests: current.
+        // A change to the reports, the README, another estate, the
+        // engine's tests or a renderer: current.
         commit_file(top, "README.md", "b");
         commit_file(top, "estates/other/main.tf", "b");
         commit_file(top, "engine/tests/it.rs", "b");
+        commit_file(top, "gauntlet/src/site.rs", "b");
         assert_eq!(of(&reports, &r), Freshness::Current);
         // The engine and a pin change: stale, naming both.
         commit_file(top, "engine/src/lib.rs", "b");

@@ -389,7 +389,7 @@ fn clear(r: &RunRecord) -> bool {
 /// layout.
 const STYLE: &str = r#"
 *{box-sizing:border-box}
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;line-height:1.45;color:#1b1b1b;background:#fff;max-width:84rem;margin:0 auto;padding:1rem 1.25rem 3rem}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;line-height:1.45;color:#1b1b1b;background:#fff;max-width:84rem;margin:0 auto;padding:1rem 1.25rem 3rem;overflow-wrap:break-word}
 h1{font-size:1.6rem;margin:.6rem 0}
 h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 h3{font-size:1.05rem;margin:1.2rem 0 .3rem}

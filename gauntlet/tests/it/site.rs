@@ -294,16 +294,20 @@ fn the_site_renders_offline_and_every_link_resolves_in_chromium() {
     let cut = dir.join("cut.html");
     fs::write(
         &cut,
-        "<!doctype html><html><body><table><tr><td style=\"white-space:nowrap\">261 / 261 requests, and a value far too long to fit a phone's width</td></tr></table></body></html>",
+        "<!doctype html><html><body><table style=\"table-layout:fixed;width:120px\"><tr><td style=\"white-space:nowrap;overflow:hidden\">261 / 261 requests</td></tr></table><table><tr><td style=\"white-space:nowrap\">a value far too long to fit a phone's width, in a cell that will not wrap</td></tr></table><p style=\"width:600px\">a paragraph wider than the phone</p></body></html>",
     )
     .unwrap();
     let found = chromium.layout_faults(&cut, 390).unwrap();
-    assert!(
-        found
-            .iter()
-            .any(|f| f.contains("content wider than its cell")),
-        "{found:?}"
-    );
+    for fault in [
+        "content wider than its cell",
+        "a cell past the window edge",
+        "the page scrolls sideways",
+    ] {
+        assert!(
+            found.iter().any(|f| f.contains(fault)),
+            "{fault}: {found:?}"
+        );
+    }
     let pages: Vec<&String> = doms.keys().collect();
     let faults: Vec<String> = std::thread::scope(|scope| {
         let chromium = &chromium;
