@@ -3,6 +3,7 @@
 //! since the estate's last run and where each stage's time went. The HTML
 //! page and the index are the site's (`site`).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,16 +44,39 @@ pub const BREAKS: &str = "`BREAK_<NAME>=1` or `--break <name>` corrupts one asse
 /// extension.
 pub const TOGGLES_PAGE: &str = "toggles";
 
+/// Where the pages of broken runs live, relative to `reports/`: runs with
+/// BREAK toggles on, kept so that each toggle's red stage can be read.
+pub const BREAKS_DIR: &str = "breaks";
+
+/// For each toggle, the first broken run (by estate) whose stage failed on
+/// that toggle's assertion: the red evidence the catalogue links.
+pub fn red_runs(breaks: &[RunRecord]) -> BTreeMap<Toggle, String> {
+    let mut red = BTreeMap::new();
+    for r in breaks {
+        for s in &r.stages {
+            for c in s.checks.iter().filter(|c| !c.holds) {
+                red.entry(c.toggle).or_insert_with(|| r.estate.clone());
+            }
+        }
+    }
+    red
+}
+
 /// The BREAK toggles as a Markdown table: each one's stage, the condition
-/// its assertion holds the stage to, and how the toggle breaks it.
-pub fn toggles_markdown() -> String {
+/// its assertion holds the stage to, how the toggle breaks it, and the
+/// broken run whose page shows that stage red (`red`, from [`red_runs`]).
+pub fn toggles_markdown(red: &BTreeMap<Toggle, String>) -> String {
     let mut md = String::from(
-        "| Toggle | Stage | Passes when | What the toggle corrupts |\n|---|---|---|---|\n",
+        "| Toggle | Stage | Passes when | What the toggle corrupts | Red under it |\n|---|---|---|---|---|\n",
     );
     for t in Toggle::ALL {
+        let shown = red.get(&t).map_or_else(
+            || "no broken run kept".to_owned(),
+            |e| format!("[{e}]({BREAKS_DIR}/{e}.md#{})", t.stage().slug()),
+        );
         let _ = writeln!(
             md,
-            "| <a id=\"{0}\"></a>`{0}` (`{1}=1`) | {2} | {3} | {4} |",
+            "| <a id=\"{0}\"></a>`{0}` (`{1}=1`) | {2} | {3} | {4} | {shown} |",
             t.name(),
             t.env(),
             t.stage().title(),
@@ -64,13 +88,13 @@ pub fn toggles_markdown() -> String {
 }
 
 /// What the catalogue page says before its table.
-pub const TOGGLES_INTRO: &str = "Every assertion a stage makes is one row: the condition the stage passes only when it holds, and the toggle that corrupts what it checks. The suite runs each toggle and requires its stage to fail.";
+pub const TOGGLES_INTRO: &str = "Every assertion a stage makes is one row: the condition the stage passes only when it holds, and the toggle that corrupts what it checks. The suite runs each toggle and requires its stage to fail; the last column links a kept run with the toggle on, at the stage it turned red.";
 
 /// The toggle catalogue's own page, in Markdown.
-pub fn toggles_page() -> String {
+pub fn toggles_page(red: &BTreeMap<Toggle, String>) -> String {
     format!(
         "# The BREAK toggles\n\n{TOGGLES_INTRO}\n\n{BREAKS}\n\n{}",
-        toggles_markdown()
+        toggles_markdown(red)
     )
 }
 
@@ -85,10 +109,10 @@ pub fn ran_for(ms: u64) -> String {
 
 /// One assertion as a list item: whether it held, the condition, its
 /// toggle (linked to the catalogue) and what was seen.
-fn check_markdown(c: &Check) -> String {
+fn check_markdown(c: &Check, up: &str) -> String {
     let word = if c.holds { "holds" } else { "**FAILED**" };
     format!(
-        "- {word}: passes when {} ([`{1}`]({TOGGLES_PAGE}.md#{1})). Seen: {2}",
+        "- {word}: passes when {} ([`{1}`]({up}{TOGGLES_PAGE}.md#{1})). Seen: {2}",
         c.toggle.bar(),
         c.toggle.name(),
         c.seen.replace('\n', " ")
@@ -151,7 +175,7 @@ pub fn titled(s: &StageRecord) -> String {
 /// The Markdown evidence page; `since` is what changed since the last run
 /// of like conditions, `fresh` whether the run still speaks for the code.
 /// Each stage's verdict is the one its assertions give.
-pub fn markdown(r: &RunRecord, since: Option<&Since>, fresh: &Freshness) -> String {
+pub fn markdown(r: &RunRecord, since: Option<&Since>, fresh: &Freshness, up: &str) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Evidence · {}\n", r.estate);
     let _ = writeln!(md, "{}\n", r.description);
@@ -191,7 +215,7 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>, fresh: &Freshness) -> Stri
             cell(&s.detail)
         );
     }
-    let _ = writeln!(md, "\n{PASSES}: [the toggles]({TOGGLES_PAGE}.md).\n");
+    let _ = writeln!(md, "\n{PASSES}: [the toggles]({up}{TOGGLES_PAGE}.md).\n");
     md.push_str("## Each stage\n");
     for s in &r.stages {
         let _ = writeln!(md, "\n### {}\n", titled(s));
@@ -207,7 +231,7 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>, fresh: &Freshness) -> Stri
             why(s).replace('\n', " ")
         );
         for c in &s.checks {
-            let _ = writeln!(md, "{}", check_markdown(c));
+            let _ = writeln!(md, "{}", check_markdown(c, up));
         }
     }
     md.push_str("\n## Since the last run\n\n");
@@ -265,7 +289,7 @@ pub fn markdown(r: &RunRecord, since: Option<&Since>, fresh: &Freshness) -> Stri
     let _ = writeln!(md, "## Reproduce it\n\n```\n{}\n```\n", r.reproduce);
     let _ = writeln!(
         md,
-        "{NEEDS}\n\n{BREAKS} Every toggle, its stage and its condition: [the toggles]({TOGGLES_PAGE}.md)."
+        "{NEEDS}\n\n{BREAKS} Every toggle, its stage and its condition: [the toggles]({up}{TOGGLES_PAGE}.md)."
     );
     md
 }
@@ -354,14 +378,23 @@ pub fn write(dir: &Path, r: &RunRecord) -> Result<(PathBuf, PathBuf), PageError>
     })?;
     put(&json, &(text + "\n"))?;
     let lines = history::read(dir, &r.estate)?;
-    let md = pages(dir, r, &lines)?;
+    let md = pages(dir, r, &lines, "")?;
     Ok((json, md))
 }
 
 /// Write a run's pages from its record and its estate's history:
 /// `<dir>/<estate>.md`, `<dir>/<estate>.html` and, when its stages were
 /// measured, the chart of their time. Returns the Markdown page's path.
-pub fn pages(dir: &Path, r: &RunRecord, lines: &[history::Line]) -> Result<PathBuf, PageError> {
+///
+/// `up` leads from `dir` to the site's top, where the index and the toggle
+/// catalogue are: empty for an estate's own page, `../` for a page of a
+/// broken run under `breaks/`.
+pub fn pages(
+    dir: &Path,
+    r: &RunRecord,
+    lines: &[history::Line],
+    up: &str,
+) -> Result<PathBuf, PageError> {
     for s in &r.stages {
         s.agrees().map_err(|why| PageError::Disagrees {
             estate: r.estate.clone(),
@@ -371,12 +404,12 @@ pub fn pages(dir: &Path, r: &RunRecord, lines: &[history::Line]) -> Result<PathB
     let since = history::since(lines, r);
     let fresh = freshness::of(dir, r);
     let md = dir.join(format!("{}.md", r.estate));
-    put(&md, &markdown(r, since.as_ref(), &fresh))?;
+    put(&md, &markdown(r, since.as_ref(), &fresh, up))?;
     let chart = site::stage_chart(r)?;
     if let Some(svg) = &chart {
         put(&dir.join(site::stage_chart_path(&r.estate)), svg)?;
     }
-    let html = site::estate_html(r, lines, since.as_ref(), &fresh, chart.as_deref());
+    let html = site::estate_html(r, lines, since.as_ref(), &fresh, chart.as_deref(), up);
     put(&dir.join(format!("{}.html", r.estate)), &html)?;
     Ok(md)
 }
@@ -500,7 +533,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_page_has_the_seed_form() {
-        let md = markdown(&record(), None, &Freshness::Current);
+        let md = markdown(&record(), None, &Freshness::Current, "");
         assert!(md.contains("| Stage | Verdict | Duration | What it did |"));
         assert!(
             md.contains(
@@ -525,7 +558,9 @@ pub(crate) mod tests {
         assert!(reproduce.contains("[the toggles](toggles.md)"));
         // The catalogue is a page of its own, not a table on every page.
         assert!(!md.contains("BREAK_COLD_MARKERS=1"));
-        assert!(toggles_page().contains("| <a id=\"cold-markers\"></a>`cold-markers` (`BREAK_COLD_MARKERS=1`) | Cold deploy | no object on either twin carries an estate marker |"));
+        let none = BTreeMap::new();
+        assert!(toggles_page(&none).contains("| <a id=\"cold-markers\"></a>`cold-markers` (`BREAK_COLD_MARKERS=1`) | Cold deploy | no object on either twin carries an estate marker | stamps one declared queue"));
+        assert!(toggles_page(&none).contains("| no broken run kept |"));
     }
 
     #[test]
@@ -539,6 +574,10 @@ pub(crate) mod tests {
         r.stages[0].failed = vec!["cold-markers".into()];
         let (_, md) = write(d.path(), &r).unwrap();
         let md = fs::read_to_string(md).unwrap();
+        // The catalogue links the run whose page shows it red.
+        let red = red_runs(std::slice::from_ref(&r));
+        assert_eq!(red.len(), 1);
+        assert!(toggles_page(&red).contains("| [e](breaks/e.md#cold-deploy) |"));
         assert!(
             md.contains("| [Cold deploy](#cold-deploy) | fail |"),
             "{md}"
@@ -548,17 +587,17 @@ pub(crate) mod tests {
         assert!(html.contains("<li class=\"fail\"><strong>FAILED</strong>: passes when no object on either twin carries an estate marker"), "{html}");
         // A record that says pass over it is refused, and no page written.
         r.stages[0].verdict = Verdict::Pass;
-        let e = pages(d.path(), &r, &[]).unwrap_err().to_string();
+        let e = pages(d.path(), &r, &[], "").unwrap_err().to_string();
         assert_eq!(e, "e: Cold deploy: the record says pass but its assertions give fail; no page is written over it");
         // So is a fail list that is not the failed assertions, and a pass
         // with no assertion behind it.
         r.stages[0].verdict = Verdict::Fail;
         r.stages[0].failed = vec!["cold-state".into()];
-        assert!(pages(d.path(), &r, &[]).is_err());
+        assert!(pages(d.path(), &r, &[], "").is_err());
         r.stages[0].verdict = Verdict::Pass;
         r.stages[0].failed.clear();
         r.stages[0].checks.clear();
-        let e = pages(d.path(), &r, &[]).unwrap_err().to_string();
+        let e = pages(d.path(), &r, &[], "").unwrap_err().to_string();
         assert!(
             e.contains("the record says pass but its assertions give nothing"),
             "{e}"
@@ -583,7 +622,7 @@ pub(crate) mod tests {
         );
         let back: RunRecord = serde_json::from_str(&fs::read_to_string(json).unwrap()).unwrap();
         assert_eq!(back.source, r.source);
-        let html = crate::site::estate_html(&r, &[], None, &Freshness::Current, None);
+        let html = crate::site::estate_html(&r, &[], None, &Freshness::Current, None, "");
         assert!(
             html.contains("commit 7c1f791efd61f326ed6102d564d1a65d1eceedf0"),
             "{html}"
@@ -633,7 +672,7 @@ pub(crate) mod tests {
             seen: "one parameter is back".into(),
         }];
         assert_eq!(r.code(), 1);
-        assert!(markdown(&r, None, &Freshness::Current).contains("**Red. Failing: Teardown.**"));
+        assert!(markdown(&r, None, &Freshness::Current, "").contains("**Red. Failing: Teardown.**"));
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &r).unwrap();
         let back = last(d.path(), "e").unwrap();

@@ -12,6 +12,7 @@
 //! the network, carry no script, read at phone width and print. Every
 //! page ends with "Reproduce it". The run records themselves are `report`'s.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -117,58 +118,89 @@ pub struct Site {
     /// Each estate's last run with its history and whether it is still
     /// current, by estate name.
     pub estates: Vec<(RunRecord, Vec<Line>, Freshness)>,
+    /// The kept runs with BREAK toggles on (`reports/breaks/`), with their
+    /// histories: each toggle's red evidence.
+    pub breaks: Vec<(RunRecord, Vec<Line>)>,
     pub plan_from_nothing: Option<PlanFromNothing>,
     /// Whether those figures still speak for the engine and the script.
     pub bench_fresh: Freshness,
 }
 
+/// Every `*.json` in `dir` that is a run record (an object with
+/// `stages`), with its estate's history from `dir/history`, by estate.
+fn records(dir: &Path) -> Result<Vec<(RunRecord, Vec<Line>)>, SiteError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| SiteError::Io { path, source }
+    };
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| p.file_name().is_none_or(|n| n != PLAN_FROM_NOTHING))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let text = fs::read_to_string(&path).map_err(io(&path))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| SiteError::Record {
+                path: path.clone(),
+                source,
+            })?;
+        if value.get("stages").is_none() {
+            continue;
+        }
+        let record: RunRecord =
+            serde_json::from_value(value).map_err(|source| SiteError::Record {
+                path: path.clone(),
+                source,
+            })?;
+        let lines = history::read(dir, &record.estate)?;
+        out.push((record, lines));
+    }
+    out.sort_by(|a, b| a.0.estate.cmp(&b.0.estate));
+    Ok(out)
+}
+
 impl Site {
     /// Read `reports/`: every `*.json` that is a run record (an object with
-    /// `stages`), each estate's history, and the plan-from-nothing figures.
+    /// `stages`), each estate's history, the kept broken runs of
+    /// `reports/breaks/`, and the plan-from-nothing figures.
     pub fn load(reports: &Path) -> Result<Site, SiteError> {
-        let io = |path: &Path| {
-            let path = path.to_owned();
-            move |source| SiteError::Io { path, source }
-        };
-        let mut paths: Vec<PathBuf> = fs::read_dir(reports)
-            .map_err(io(reports))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        let estates: Vec<(RunRecord, Vec<Line>, Freshness)> = records(reports)?
+            .into_iter()
+            .map(|(r, lines)| {
+                let fresh = freshness::of(reports, &r);
+                (r, lines, fresh)
+            })
             .collect();
-        paths.sort();
-        let mut estates = Vec::new();
-        let mut plan_from_nothing = None;
-        for path in paths {
-            let text = fs::read_to_string(&path).map_err(io(&path))?;
-            if path.file_name().is_some_and(|n| n == PLAN_FROM_NOTHING) {
-                let bench = serde_json::from_str(&text).map_err(|source| SiteError::Bench {
-                    path: path.clone(),
-                    source,
-                })?;
-                plan_from_nothing = Some::<PlanFromNothing>(bench);
-                continue;
-            }
-            let value: serde_json::Value =
-                serde_json::from_str(&text).map_err(|source| SiteError::Record {
-                    path: path.clone(),
-                    source,
-                })?;
-            if value.get("stages").is_none() {
-                continue;
-            }
-            let record: RunRecord =
-                serde_json::from_value(value).map_err(|source| SiteError::Record {
-                    path: path.clone(),
-                    source,
-                })?;
-            let lines = history::read(reports, &record.estate)?;
-            let fresh = freshness::of(reports, &record);
-            estates.push((record, lines, fresh));
-        }
         if estates.is_empty() {
             return Err(SiteError::Empty(reports.to_owned()));
         }
-        estates.sort_by(|a, b| a.0.estate.cmp(&b.0.estate));
+        let breaks_dir = reports.join(report::BREAKS_DIR);
+        let breaks = if breaks_dir.is_dir() {
+            records(&breaks_dir)?
+        } else {
+            Vec::new()
+        };
+        let bench_path = reports.join(PLAN_FROM_NOTHING);
+        let plan_from_nothing = if bench_path.is_file() {
+            let text = fs::read_to_string(&bench_path).map_err(|source| SiteError::Io {
+                path: bench_path.clone(),
+                source,
+            })?;
+            Some(
+                serde_json::from_str::<PlanFromNothing>(&text).map_err(|source| {
+                    SiteError::Bench {
+                        path: bench_path.clone(),
+                        source,
+                    }
+                })?,
+            )
+        } else {
+            None
+        };
         let bench_fresh = match &plan_from_nothing {
             Some(b) => freshness::at(reports, &b.commit, |_| {
                 [
@@ -185,6 +217,7 @@ impl Site {
         };
         Ok(Site {
             estates,
+            breaks,
             plan_from_nothing,
             bench_fresh,
         })
@@ -209,7 +242,7 @@ impl Site {
 pub fn render(reports: &Path) -> Result<PathBuf, SiteError> {
     let site = Site::load(reports)?;
     for (r, lines, _) in &site.estates {
-        report::pages(reports, r, lines)?;
+        report::pages(reports, r, lines, "")?;
     }
     let charts = match &site.plan_from_nothing {
         Some(b) => Some(bench_charts(b)?),
@@ -219,13 +252,19 @@ pub fn render(reports: &Path) -> Result<PathBuf, SiteError> {
         put(&reports.join(BENCH_TIME_CHART), time)?;
         put(&reports.join(BENCH_REQUESTS_CHART), requests)?;
     }
+    let breaks_dir = reports.join(report::BREAKS_DIR);
+    for (r, lines) in &site.breaks {
+        report::pages(&breaks_dir, r, lines, "../")?;
+    }
+    let broken: Vec<RunRecord> = site.breaks.iter().map(|(r, _)| r.clone()).collect();
+    let red = report::red_runs(&broken);
     put(
         &reports.join(format!("{TOGGLES_PAGE}.md")),
-        &report::toggles_page(),
+        &report::toggles_page(&red),
     )?;
     put(
         &reports.join(format!("{TOGGLES_PAGE}.html")),
-        &toggles_page_html(),
+        &toggles_page_html(&red),
     )?;
     put(&reports.join("index.md"), &index_markdown(&site))?;
     let index = reports.join("index.html");
@@ -245,6 +284,11 @@ pub fn pages(reports: &Path) -> Result<Vec<PathBuf>, SiteError> {
             .iter()
             .map(|(r, _, _)| reports.join(format!("{}.html", r.estate))),
     );
+    pages.extend(site.breaks.iter().map(|(r, _)| {
+        reports
+            .join(report::BREAKS_DIR)
+            .join(format!("{}.html", r.estate))
+    }));
     Ok(pages)
 }
 
@@ -477,13 +521,25 @@ fn figure(svg: &str, label: &str, caption: &str) -> String {
     )
 }
 
-/// The BREAK toggles as an HTML table, each row anchored by its name.
-fn toggles_html() -> String {
-    let mut h = String::from("<div class=\"scroll\"><table class=\"toggles cards\"><thead><tr><th>Toggle</th><th>Stage</th><th>Passes when</th><th>What the toggle corrupts</th></tr></thead><tbody>\n");
+/// The BREAK toggles as an HTML table, each row anchored by its name, with
+/// the kept run that shows its stage red.
+fn toggles_html(red: &BTreeMap<Toggle, String>) -> String {
+    let mut h = String::from("<div class=\"scroll\"><table class=\"toggles cards\"><thead><tr><th>Toggle</th><th>Stage</th><th>Passes when</th><th>What the toggle corrupts</th><th>Red under it</th></tr></thead><tbody>\n");
     for t in Toggle::ALL {
+        let shown = red.get(&t).map_or_else(
+            || "no broken run kept".to_owned(),
+            |e| {
+                format!(
+                    "<a href=\"{}/{1}.html#{2}\">{1}</a>",
+                    report::BREAKS_DIR,
+                    escape(e),
+                    t.stage().slug()
+                )
+            },
+        );
         let _ = writeln!(
             h,
-            "<tr id=\"{0}\"><td><code>{0}</code><br><code>{1}=1</code></td><td data-label=\"Stage\">{2}</td><td data-label=\"Passes when\">{3}</td><td data-label=\"What the toggle corrupts\">{4}</td></tr>",
+            "<tr id=\"{0}\"><td><code>{0}</code><br><code>{1}=1</code></td><td data-label=\"Stage\">{2}</td><td data-label=\"Passes when\">{3}</td><td data-label=\"What the toggle corrupts\">{4}</td><td data-label=\"Red under it\">{shown}</td></tr>",
             t.name(),
             t.env(),
             escape(t.stage().title()),
@@ -496,20 +552,20 @@ fn toggles_html() -> String {
 }
 
 /// The toggle catalogue's page.
-pub fn toggles_page_html() -> String {
+pub fn toggles_page_html(red: &BTreeMap<Toggle, String>) -> String {
     let body = format!(
         "<nav><a href=\"index.html\">All estates</a><a href=\"{TOGGLES_PAGE}.md\">Markdown</a></nav>\n<h1>The BREAK toggles</h1>\n<p>{}</p>\n<p>{}</p>\n{}",
         escape(report::TOGGLES_INTRO),
         inline(BREAKS),
-        toggles_html()
+        toggles_html(red)
     );
     document("The BREAK toggles", &body)
 }
 
 /// "Reproduce it" in HTML: the commands, what they need, the toggles.
-fn reproduce_html(commands: &str, needs: &str) -> String {
+fn reproduce_html(commands: &str, needs: &str, up: &str) -> String {
     format!(
-        "<section id=\"reproduce\"><h2>Reproduce it</h2>\n<pre>{}</pre>\n<p>{}</p>\n<p>{} Every toggle, its stage and its condition: <a href=\"{TOGGLES_PAGE}.html\">the toggles</a>.</p>\n</section>\n",
+        "<section id=\"reproduce\"><h2>Reproduce it</h2>\n<pre>{}</pre>\n<p>{}</p>\n<p>{} Every toggle, its stage and its condition: <a href=\"{up}{TOGGLES_PAGE}.html\">the toggles</a>.</p>\n</section>\n",
         escape(commands),
         inline(needs),
         inline(BREAKS)
@@ -634,7 +690,7 @@ fn stage_row(s: &StageRecord) -> String {
 
 /// One stage in full: its verdict, what it did, and each assertion with
 /// its condition, its toggle and what was seen.
-fn stage_section(s: &StageRecord) -> String {
+fn stage_section(s: &StageRecord, up: &str) -> String {
     let verdict = s.given();
     let duration = s
         .duration_ms
@@ -658,7 +714,7 @@ fn stage_section(s: &StageRecord) -> String {
             };
             let _ = writeln!(
                 h,
-                "<li class=\"{class}\"><strong>{word}</strong>: passes when {} (<a href=\"{TOGGLES_PAGE}.html#{1}\"><code>{1}</code></a>). <span class=\"seen\">Seen: {2}</span></li>",
+                "<li class=\"{class}\"><strong>{word}</strong>: passes when {} (<a href=\"{up}{TOGGLES_PAGE}.html#{1}\"><code>{1}</code></a>). <span class=\"seen\">Seen: {2}</span></li>",
                 inline(c.toggle.bar()),
                 c.toggle.name(),
                 escape(&c.seen)
@@ -678,6 +734,7 @@ pub fn estate_html(
     since: Option<&Since>,
     fresh: &Freshness,
     chart: Option<&str>,
+    up: &str,
 ) -> String {
     let e = escape(&r.estate);
     let history_link = if lines.is_empty() {
@@ -686,7 +743,7 @@ pub fn estate_html(
         format!("<a href=\"history/{e}.jsonl\">History</a>")
     };
     let mut h = format!(
-        "<nav><a href=\"index.html\">All estates</a><a href=\"{TOGGLES_PAGE}.html\">Toggles</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n{}<p>{}</p>\n{}<p class=\"verdict {}\"><strong>{}</strong></p>\n<p class=\"provenance\">{}</p>\n",
+        "<nav><a href=\"{up}index.html\">All estates</a><a href=\"{up}{TOGGLES_PAGE}.html\">Toggles</a><a href=\"{e}.md\">Markdown</a><a href=\"{e}.json\">JSON</a>{history_link}</nav>\n<h1>Evidence · {e}</h1>\n<p>{}</p>\n{}<p>{}</p>\n{}<p class=\"verdict {}\"><strong>{}</strong></p>\n<p class=\"provenance\">{}</p>\n",
         escape(&r.description),
         r.source.as_ref().map_or(String::new(), |s| format!(
             "<p>{}</p>\n",
@@ -719,12 +776,12 @@ pub fn estate_html(
     }
     let _ = writeln!(
         h,
-        "</tbody></table></div>\n<p>choudoufu and stock terraform: the wall time each ran during the stage, with the provider it runs (overlapping runs counted once; – where it did not run). Requests: what moto served on each twin during the stage, the witness's reads included. {}: <a href=\"{TOGGLES_PAGE}.html\">the toggles</a>.</p>\n</section>",
+        "</tbody></table></div>\n<p>choudoufu and stock terraform: the wall time each ran during the stage, with the provider it runs (overlapping runs counted once; – where it did not run). Requests: what moto served on each twin during the stage, the witness's reads included. {}: <a href=\"{up}{TOGGLES_PAGE}.html\">the toggles</a>.</p>\n</section>",
         escape(report::PASSES)
     );
     h.push_str("<section id=\"each-stage\"><h2>Each stage</h2>\n");
     for s in &r.stages {
-        h.push_str(&stage_section(s));
+        h.push_str(&stage_section(s, up));
     }
     h.push_str("</section>\n");
     if let Some(svg) = chart {
@@ -773,7 +830,7 @@ pub fn estate_html(
         h.push_str("</section>\n");
     }
     h.push_str(&history_html(&r.estate, lines));
-    h.push_str(&reproduce_html(&r.reproduce, NEEDS));
+    h.push_str(&reproduce_html(&r.reproduce, NEEDS, up));
     document(&format!("Evidence · {}", r.estate), &h)
 }
 
@@ -845,7 +902,7 @@ const BENCH_INTRO: &str = "Generated estates of SSM parameters and S3 buckets ar
 pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
     let stages = site.stages();
     let mut h = String::from(
-        "<nav><a href=\"#matrix\">Estates</a><a href=\"#plan-from-nothing\">Plan from nothing</a><a href=\"#reproduce\">Reproduce it</a><a href=\"index.md\">Markdown</a></nav>\n<h1>choudoufu · evidence</h1>\n",
+        "<nav><a href=\"#matrix\">Estates</a><a href=\"toggles.html\">Toggles</a><a href=\"#plan-from-nothing\">Plan from nothing</a><a href=\"#reproduce\">Reproduce it</a><a href=\"index.md\">Markdown</a></nav>\n<h1>choudoufu · evidence</h1>\n",
     );
     let _ = writeln!(h, "<p>{}</p>", inline(INTRO));
     h.push_str("<section id=\"matrix\"><h2>Estates by stage</h2>\n<div class=\"scroll\"><table class=\"matrix cards\"><thead><tr><th scope=\"col\">Estate, last run</th>");
@@ -925,7 +982,11 @@ pub fn index_html(site: &Site, bench_charts: Option<&[String; 2]>) -> String {
         commands.push('\n');
         commands.push_str(&b.command);
     }
-    h.push_str(&reproduce_html(&commands, &format!("{NEEDS} {SITE_NEEDS}")));
+    h.push_str(&reproduce_html(
+        &commands,
+        &format!("{NEEDS} {SITE_NEEDS}"),
+        "",
+    ));
     document("choudoufu · evidence", &h)
 }
 
@@ -1098,7 +1159,7 @@ mod tests {
     fn the_estate_page_escapes_what_it_shows_and_anchors_each_stage() {
         let mut r = record();
         r.stages[0].detail = "<script>x</script> & more".into();
-        let h = estate_html(&r, &[], None, &Freshness::Current, None);
+        let h = estate_html(&r, &[], None, &Freshness::Current, None, "");
         assert!(h.contains("&lt;script&gt;x&lt;/script&gt; &amp; more"));
         assert!(!h.contains("<script>"));
         assert!(h.contains(

@@ -106,6 +106,19 @@ fn scratch_reports(to: &Path) -> BTreeMap<String, usize> {
     for e in fs::read_dir(from.join("history")).unwrap().flatten() {
         fs::copy(e.path(), to.join("history").join(e.file_name())).unwrap();
     }
+    // The kept broken runs, each toggle's red evidence, with their history.
+    let breaks = from.join("breaks");
+    if breaks.is_dir() {
+        fs::create_dir_all(to.join("breaks/history")).unwrap();
+        for e in fs::read_dir(&breaks).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "json") {
+                fs::copy(e.path(), to.join("breaks").join(e.file_name())).unwrap();
+            }
+        }
+        for e in fs::read_dir(breaks.join("history")).unwrap().flatten() {
+            fs::copy(e.path(), to.join("breaks/history").join(e.file_name())).unwrap();
+        }
+    }
     let mut extra = base.expect("reports/ holds no run record");
     extra["estate"] = EXTRA.into();
     extra["exit_code"] = 1.into();
@@ -138,8 +151,25 @@ fn scratch_reports(to: &Path) -> BTreeMap<String, usize> {
     ran
 }
 
-/// Every page the index leads to, by file name, with its DOM once loaded:
-/// a page that does not load or has no heading fails.
+/// `target`, a link's file part on `page` (both relative to the site's
+/// top), as a path relative to the top.
+fn resolve(page: &str, target: &str) -> String {
+    let mut parts: Vec<&str> = page.split('/').collect();
+    parts.pop();
+    for part in target.split('/') {
+        match part {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// Every page the index leads to, by its path from the site's top, with
+/// its DOM once loaded: a page that does not load or has no heading fails.
 fn crawl(chromium: &Chromium, dir: &Path) -> BTreeMap<String, String> {
     let mut doms: BTreeMap<String, String> = BTreeMap::new();
     let mut queue = VecDeque::from(["index.html".to_owned()]);
@@ -154,7 +184,7 @@ fn crawl(chromium: &Chromium, dir: &Path) -> BTreeMap<String, String> {
         for target in attrs(&dom, "href") {
             let file = target.split('#').next().unwrap();
             if file.ends_with(".html") {
-                queue.push_back(file.to_owned());
+                queue.push_back(resolve(&page, file));
             }
         }
         doms.insert(page, dom);
@@ -268,11 +298,15 @@ fn the_site_renders_offline_and_every_link_resolves_in_chromium() {
                 Some((f, a)) => (f, Some(a)),
                 None => (target.as_str(), None),
             };
-            let file = if file.is_empty() { page.as_str() } else { file };
-            let path = dir.join(file);
+            let file = if file.is_empty() {
+                page.clone()
+            } else {
+                resolve(page, file)
+            };
+            let path = dir.join(&file);
             assert!(path.is_file(), "{page}: dead link {target}");
             if let Some(anchor) = anchor {
-                let found = match ids.get(&file.to_owned()) {
+                let found = match ids.get(&file) {
                     Some(ids) => ids.contains(anchor),
                     None => fs::read_to_string(&path)
                         .unwrap()
