@@ -21,7 +21,8 @@
 #
 # BUILD=debug measures the debug build instead of the release one (the
 # suite does, to prove the script without a release build); pages name the
-# build they measured.
+# build they measured. CHOUDOUFU names a binary of that build to measure
+# instead of building one.
 #
 # Needs the virtualenv `cargo run -p gauntlet -- provision` makes (moto),
 # terraform on PATH or in TERRAFORM, and the provider mirror in
@@ -55,11 +56,21 @@ PY
 
 build=${BUILD:-release}
 case $build in
-  release) cargo build --quiet --release -p engine --bin choudoufu ;;
-  debug) cargo build --quiet -p engine --bin choudoufu ;;
+  release | debug) ;;
   *) echo "BUILD is release or debug, not $build" >&2; exit 2 ;;
 esac
-choudoufu=$(realpath "${CARGO_TARGET_DIR:-target}/$build/choudoufu")
+if [[ -n ${CHOUDOUFU:-} ]]; then
+  # A binary built already, of the BUILD profile (the suite's, which a
+  # build of its own here would replace under the tests running it).
+  choudoufu=$(realpath "$CHOUDOUFU")
+else
+  if [[ $build == release ]]; then
+    cargo build --quiet --release -p engine --bin choudoufu
+  else
+    cargo build --quiet -p engine --bin choudoufu
+  fi
+  choudoufu=$(realpath "${CARGO_TARGET_DIR:-target}/$build/choudoufu")
+fi
 
 work=$(mktemp -d)
 moto_pid=
