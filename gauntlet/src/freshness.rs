@@ -99,10 +99,26 @@ pub fn of(reports: &Path, r: &RunRecord) -> Freshness {
     at(reports, &r.commit, |top| watched(top, &r.estate))
 }
 
+/// Decide whether the plan-from-nothing figures, measured at `commit`, are
+/// current: they follow the engine, the pins and the script that measures.
+pub fn of_figures(reports: &Path, commit: &str) -> Freshness {
+    at(reports, commit, |_| {
+        [
+            "engine/src",
+            "engine/Cargo.toml",
+            "live",
+            "Cargo.lock",
+            "scripts/bench-plan.sh",
+        ]
+        .map(String::from)
+        .to_vec()
+    })
+}
+
 /// Decide whether figures measured at `commit` are current in the
 /// checkout `reports` belongs to, given the paths (relative to its top)
 /// they depend on.
-pub fn at(reports: &Path, commit: &str, paths: impl FnOnce(&Path) -> Vec<String>) -> Freshness {
+fn at(reports: &Path, commit: &str, paths: impl FnOnce(&Path) -> Vec<String>) -> Freshness {
     let git = |dir: &Path, args: &[&str]| {
         Command::new("git")
             .arg("-C")

@@ -50,7 +50,7 @@ pub const BREAKS_DIR: &str = "breaks";
 
 /// For each toggle, the first broken run (by estate) whose stage failed on
 /// that toggle's assertion: the red evidence the catalogue links.
-pub fn red_runs(breaks: &[RunRecord]) -> BTreeMap<Toggle, String> {
+pub fn red_runs<'a>(breaks: impl IntoIterator<Item = &'a RunRecord>) -> BTreeMap<Toggle, String> {
     let mut red = BTreeMap::new();
     for r in breaks {
         for s in &r.stages {
@@ -575,7 +575,7 @@ pub(crate) mod tests {
         let (_, md) = write(d.path(), &r).unwrap();
         let md = fs::read_to_string(md).unwrap();
         // The catalogue links the run whose page shows it red.
-        let red = red_runs(std::slice::from_ref(&r));
+        let red = red_runs([&r]);
         assert_eq!(red.len(), 1);
         assert!(toggles_page(&red).contains("| [e](breaks/e.md#cold-deploy) |"));
         assert!(

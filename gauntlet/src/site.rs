@@ -202,17 +202,7 @@ impl Site {
             None
         };
         let bench_fresh = match &plan_from_nothing {
-            Some(b) => freshness::at(reports, &b.commit, |_| {
-                [
-                    "engine/src",
-                    "engine/Cargo.toml",
-                    "live",
-                    "Cargo.lock",
-                    "scripts/bench-plan.sh",
-                ]
-                .map(String::from)
-                .to_vec()
-            }),
+            Some(b) => freshness::of_figures(reports, &b.commit),
             None => Freshness::Current,
         };
         Ok(Site {
@@ -256,8 +246,7 @@ pub fn render(reports: &Path) -> Result<PathBuf, SiteError> {
     for (r, lines) in &site.breaks {
         report::pages(&breaks_dir, r, lines, "../")?;
     }
-    let broken: Vec<RunRecord> = site.breaks.iter().map(|(r, _)| r.clone()).collect();
-    let red = report::red_runs(&broken);
+    let red = report::red_runs(site.breaks.iter().map(|(r, _)| r));
     put(
         &reports.join(format!("{TOGGLES_PAGE}.md")),
         &report::toggles_page(&red),

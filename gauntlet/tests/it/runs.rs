@@ -544,7 +544,7 @@ fn broken(toggle: Toggle, env: &[(&str, &Path)]) -> String {
 /// toggle broke, linked to the toggle.
 fn assert_fails_on_its_page(page: &str, t: Toggle) {
     let stage = t.stage();
-    let row = format!("]({}) | fail |", format_args!("#{}", stage.slug()));
+    let row = format!("](#{}) | fail |", stage.slug());
     assert!(page.contains(&row), "{}: {row}\n{page}", t.name());
     let failed = format!(
         "- **FAILED**: passes when {} ([`{}`](toggles.md#{}))",
